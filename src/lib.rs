@@ -15,3 +15,7 @@ pub mod read;
 pub mod unicode_classes;
 
 pub use error::{Error, ErrorKind, Result};
+pub mod ngrams;
+
+#[cfg(feature = "tensorflow")]
+mod bridge;

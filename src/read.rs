@@ -1,1 +1,202 @@
-//! placeholder: being written
+//! Bounded, non-blocking file reading for untrusted paths.
+//!
+//! [`read_file`] never blocks on a FIFO or device, never reads more than
+//! `max_bytes` (longer files are truncated, the usual convention for raw-byte
+//! models), and reports failures with an [`ErrorKind`] that maps onto a
+//! TensorFlow status code and a message that names the path.
+//!
+//! ```
+//! let bytes = rustfx::read::read_file(b"/etc/hostname", 1 << 20);
+//! assert!(bytes.is_ok() || bytes.is_err()); // never panics, never blocks
+//! ```
+
+use crate::{Error, ErrorKind, Result};
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{ErrorKind as IoKind, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// The largest `max_bytes` accepted: one element of a string tensor is
+/// capped at 2 GiB - 1 so an int32 length never overflows downstream.
+pub const MAX_READ_BYTES: u64 = (1 << 31) - 1;
+
+/// The longest path accepted, in bytes (Linux `PATH_MAX`, with its NUL).
+pub const MAX_PATH_BYTES: usize = 4095;
+
+/// Checks a `max_bytes` parameter.
+pub fn check_max_bytes(max_bytes: i64) -> Result<u64> {
+    if max_bytes < 0 || max_bytes as u64 > MAX_READ_BYTES {
+        return Err(Error::invalid_argument(format!(
+            "max_bytes must be in [0, {MAX_READ_BYTES}], got {max_bytes}"
+        )));
+    }
+    Ok(max_bytes as u64)
+}
+
+/// Reads at most `max_bytes` bytes of the regular file at `path`.
+///
+/// The path is taken as raw bytes (Linux paths need not be UTF-8). Symlinks
+/// are followed; a dangling one is `NotFound`, a loop `InvalidArgument`.
+/// Directories, FIFOs, sockets and devices are `InvalidArgument`: the file is
+/// opened with `O_NONBLOCK`, so even a FIFO with no writer returns at once.
+/// The size from `fstat` is only a hint (files under /proc say 0, a file may
+/// grow or shrink while being read): reading stops at end of file or at
+/// `max_bytes`, whichever comes first.
+pub fn read_file(path: &[u8], max_bytes: u64) -> Result<Vec<u8>> {
+    let shown = String::from_utf8_lossy(path);
+    if path.is_empty() {
+        return Err(Error::invalid_argument("empty path"));
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(Error::invalid_argument(format!(
+            "path is {} bytes long, more than the {MAX_PATH_BYTES} allowed: '{}...'",
+            path.len(),
+            String::from_utf8_lossy(&path[..64])
+        )));
+    }
+    if CString::new(path).is_err() {
+        return Err(Error::invalid_argument(format!(
+            "path contains a NUL byte: '{}'",
+            shown.escape_default()
+        )));
+    }
+    let os_path = Path::new(std::ffi::OsStr::from_bytes(path));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(os_path)
+        .map_err(|e| io_error(&e, &shown, "cannot open"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| io_error(&e, &shown, "cannot stat"))?;
+    let file_type = meta.file_type();
+    if !file_type.is_file() {
+        let what = if file_type.is_dir() {
+            "a directory"
+        } else if file_type.is_fifo() {
+            "a FIFO"
+        } else if file_type.is_socket() {
+            "a socket"
+        } else if file_type.is_char_device() {
+            "a character device"
+        } else if file_type.is_block_device() {
+            "a block device"
+        } else {
+            "not a regular file"
+        };
+        return Err(Error::invalid_argument(format!(
+            "'{shown}' is {what}; only regular files can be read"
+        )));
+    }
+    read_bounded(file, meta.len(), max_bytes).map_err(|e| io_error(&e, &shown, "cannot read"))
+}
+
+/// Reads to end of file or `max_bytes`, trusting `size_hint` only for the
+/// first allocation (capped by `max_bytes`).
+fn read_bounded(file: File, size_hint: u64, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    let mut contents = Vec::with_capacity(size_hint.min(max_bytes) as usize);
+    file.take(max_bytes).read_to_end(&mut contents)?;
+    Ok(contents)
+}
+
+fn io_error(e: &std::io::Error, path: &str, doing: &str) -> Error {
+    let kind = match e.kind() {
+        IoKind::NotFound => ErrorKind::NotFound,
+        IoKind::PermissionDenied => ErrorKind::PermissionDenied,
+        _ => match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENAMETOOLONG) | Some(libc::ENOTDIR) => {
+                ErrorKind::InvalidArgument
+            }
+            Some(libc::ENXIO) | Some(libc::ENODEV) => ErrorKind::InvalidArgument,
+            _ => ErrorKind::Io,
+        },
+    };
+    Error::new(kind, format!("{doing} '{path}': {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("rustfx-read-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn bytes(p: &Path) -> &[u8] {
+        p.as_os_str().as_bytes()
+    }
+
+    #[test]
+    fn reads_whole_and_truncated() {
+        let dir = temp_dir("whole");
+        let p = dir.join("f");
+        std::fs::File::create(&p).unwrap().write_all(b"hello world").unwrap();
+        assert_eq!(read_file(bytes(&p), 100).unwrap(), b"hello world");
+        assert_eq!(read_file(bytes(&p), 5).unwrap(), b"hello");
+        assert_eq!(read_file(bytes(&p), 0).unwrap(), b"");
+    }
+
+    #[test]
+    fn error_kinds_name_the_path() {
+        let dir = temp_dir("kinds");
+        let missing = dir.join("missing");
+        let e = read_file(bytes(&missing), 10).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+        assert!(e.message().contains("missing"), "{e}");
+
+        let e = read_file(bytes(&dir), 10).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().contains("directory"), "{e}");
+
+        assert_eq!(read_file(b"", 10).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(read_file(b"a\0b", 10).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        let long = vec![b'a'; MAX_PATH_BYTES + 1];
+        assert_eq!(read_file(&long, 10).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    }
+
+    #[test]
+    fn fifo_does_not_block() {
+        let dir = temp_dir("fifo");
+        let p = dir.join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&p).status().unwrap();
+        assert!(made.success());
+        let e = read_file(bytes(&p), 10).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().contains("FIFO"), "{e}");
+    }
+
+    #[test]
+    fn devices_and_proc() {
+        let e = read_file(b"/dev/zero", 10).unwrap_err();
+        assert!(e.message().contains("character device"), "{e}");
+        // /proc files report size 0 but have contents.
+        let status = read_file(b"/proc/self/status", 1 << 20).unwrap();
+        assert!(status.starts_with(b"Name:"));
+    }
+
+    #[test]
+    fn symlink_loop_and_dangling() {
+        let dir = temp_dir("links");
+        let a = dir.join("a");
+        let b = dir.join("b");
+        std::os::unix::fs::symlink(&b, &a).unwrap();
+        std::os::unix::fs::symlink(&a, &b).unwrap();
+        assert_eq!(read_file(bytes(&a), 10).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        let d = dir.join("dangling");
+        std::os::unix::fs::symlink(dir.join("nowhere"), &d).unwrap();
+        assert_eq!(read_file(bytes(&d), 10).unwrap_err().kind(), ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn max_bytes_checked() {
+        assert!(check_max_bytes(-1).is_err());
+        assert!(check_max_bytes(MAX_READ_BYTES as i64 + 1).is_err());
+        assert_eq!(check_max_bytes(7).unwrap(), 7);
+    }
+}

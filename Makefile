@@ -1,0 +1,51 @@
+# One entry point. `make demo` and `make test` each do their own setup:
+# a venv with tensorflow-cpu, the op library built against it, then the job.
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+LIB    := python/rustfx/_rustfx_ops.so
+
+.PHONY: all setup build demo test test-rust test-python lint bench clean
+
+all: build
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: python/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet -r python/requirements.txt
+	# Make `import rustfx` work in the venv without installing a copy.
+	echo "$(CURDIR)/python" > "$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/rustfx.pth"
+	touch $@
+
+# The cxx runtime is compiled by the cxx crate's build script, which sees
+# CXXFLAGS only: pass it TensorFlow's _GLIBCXX_USE_CXX11_ABI (never hard-coded).
+build: setup
+	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
+	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo build --release --features tensorflow
+	cp target/release/librustfx.so $(LIB)
+
+demo: build
+	$(VPY) python/demo/train_language_classifier.py
+
+test-rust:
+	cargo test --release
+
+test-python: build
+	$(VPY) -m pytest tests/python -q
+
+test: test-rust test-python
+
+lint:
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
+	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo clippy --release --features tensorflow -- -D warnings
+
+bench: build
+	$(VPY) benches/bench_ops.py
+
+clean:
+	cargo clean
+	rm -f $(LIB)

@@ -1,0 +1,144 @@
+"""rustfx: fast, safe feature extraction from raw bytes, inside TensorFlow.
+
+Every function here builds TensorFlow ops implemented in Rust, so it runs in
+eager mode, inside `tf.function`, inside a `tf.data` map with any
+`num_parallel_calls`, and in SavedModels (load rustfx before loading one).
+`import rustfx` loads the op library and checks it was built for the running
+TensorFlow.
+"""
+
+import collections
+
+import tensorflow as tf
+
+from rustfx._loader import ops as _ops
+
+__all__ = ["hashed_ngrams", "read_files", "ReadStatus", "DEFAULT_MAX_BYTES"]
+
+#: Default `max_bytes` of read_files: larger files are truncated to this.
+DEFAULT_MAX_BYTES = 64 << 20
+
+_OUTPUTS = ("ragged", "sequence", "counts", "sparse")
+
+
+def _invalid(message):
+    return tf.errors.InvalidArgumentError(None, None, message)
+
+
+def _strings(x, what):
+    x = tf.convert_to_tensor(x)
+    if x.dtype != tf.string:
+        raise _invalid(f"{what} must be a tf.string tensor, got {x.dtype.name}")
+    if x.shape.rank is None:
+        raise _invalid(f"{what} must have a known rank")
+    return x
+
+
+def hashed_ngrams(contents, *, num_buckets, ngram_widths=(1,),
+                  tokenizer="whitespace", lowercase=False, hash="fingerprint64",
+                  output="ragged", max_tokens=None, pad_value=-1,
+                  binary=False, alternate_sign=False, norm=None, name=None):
+    """Hashes the n-grams of each string of `contents` into `num_buckets`.
+
+    Args:
+      contents: tf.string tensor of any rank (documents or file contents).
+      num_buckets: number of buckets, >= 1; ids are in [0, num_buckets).
+      ngram_widths: n-gram widths, each in [1, 64]; output is grouped by
+        width in this order (like `tf.strings.ngrams`).
+      tokenizer: "whitespace" (`tf.strings.split`), "word" (runs of ASCII
+        letters, digits, '_'), "char" (Unicode code points; invalid UTF-8 ->
+        U+FFFD), "byte" (raw bytes), or "sklearn_word" / "sklearn_char" /
+        "sklearn_char_wb" (scikit-learn's analyzers, Python string rules).
+      lowercase: ASCII lowercasing (`tf.strings.lower`) before tokenizing;
+        Python's `str.lower` for the sklearn_* tokenizers.
+      hash: "fingerprint64" (`tf.strings.to_hash_bucket_fast`, Keras
+        `Hashing`) or "murmur3" (scikit-learn `FeatureHasher`).
+      output: "ragged" (int64 ids, RaggedTensor of shape contents.shape +
+        [None]; a rank-0 input gives a 1-D tensor), "sequence" (int64
+        contents.shape + [max_tokens], truncated, padded with `pad_value`),
+        "counts" (float32 contents.shape + [num_buckets], bag of n-grams) or
+        "sparse" (the same as a tf.SparseTensor).
+      max_tokens: length of the "sequence" output, in [1, 2**24].
+      pad_value: pad id of "sequence"; must be < 0 or >= num_buckets so it
+        never collides with a real id. For a Keras Embedding use
+        pad_value=num_buckets and input_dim=num_buckets + 1.
+      binary, alternate_sign, norm: "counts"/"sparse" weighting as in
+        scikit-learn: binary sets every non-zero count to 1; alternate_sign
+        (murmur3 only) adds the sign of each hash; norm is None, "l1" or "l2".
+
+    Returns:
+      The ids or counts, as described for `output`.
+    """
+    contents = _strings(contents, "contents")
+    if output not in _OUTPUTS:
+        raise _invalid(f"output must be one of {', '.join(_OUTPUTS)}, "
+                       f"got {output!r}")
+    attrs = dict(num_buckets=num_buckets, ngram_widths=list(ngram_widths),
+                 tokenizer=tokenizer, lowercase=lowercase, hash=hash)
+    counts_attrs = dict(binary=binary, alternate_sign=alternate_sign,
+                        norm=norm or "none")
+    with tf.name_scope(name or "hashed_ngrams"):
+        if output == "ragged":
+            values, splits = _ops.Rustfx_HashedNgrams(input=contents, **attrs)
+            return _ragged(values, splits, contents)
+        if output == "sequence":
+            if max_tokens is None:
+                raise _invalid("output='sequence' needs max_tokens in [1, 2**24]")
+            return _ops.Rustfx_HashedNgramSequence(
+                input=contents, max_tokens=max_tokens, pad_value=pad_value,
+                **attrs)
+        if output == "counts":
+            return _ops.Rustfx_HashedNgramCounts(input=contents, **attrs,
+                                                 **counts_attrs)
+        indices, values, dense_shape = _ops.Rustfx_HashedNgramSparseCounts(
+            input=contents, **attrs, **counts_attrs)
+        flat = tf.SparseTensor(indices, values, dense_shape)
+        if contents.shape.rank == 1:
+            return flat
+        shape = tf.concat([tf.shape(contents, out_type=tf.int64),
+                           [tf.cast(num_buckets, tf.int64)]], axis=0)
+        return tf.sparse.reshape(flat, shape)
+
+
+def _ragged(values, splits, contents):
+    """Rebuilds contents.shape + [None] from rows over the flattened input."""
+    rank = contents.shape.rank
+    if rank == 0:
+        return values
+    ragged = tf.RaggedTensor.from_row_splits(values, splits, validate=False)
+    dims = tf.shape(contents, out_type=tf.int64)
+    for axis in range(rank - 1, 0, -1):
+        ragged = tf.RaggedTensor.from_uniform_row_length(
+            ragged, dims[axis], validate=False)
+    return ragged
+
+
+ReadStatus = collections.namedtuple("ReadStatus", ["codes", "messages"])
+ReadStatus.__doc__ = """Per-element outcome of read_files: `codes` (int32,
+a tf.errors code, 0 = OK) and `messages` (string, empty when OK)."""
+
+
+def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise",
+               with_status=False, name=None):
+    """Reads files in Rust: never blocks, never reads more than max_bytes.
+
+    Args:
+      paths: tf.string tensor of any shape.
+      max_bytes: read at most this many bytes of each file; longer files are
+        truncated (in [0, 2**31 - 1]).
+      on_error: "raise" fails on the first bad path (in element order) with
+        NotFound / PermissionDenied / InvalidArgument naming it; "empty"
+        yields b"" for it instead, so one corrupt file cannot kill a run.
+      with_status: also return a ReadStatus saying which elements failed.
+
+    Returns:
+      contents (tf.string, the shape of paths), and a ReadStatus if
+      with_status.
+    """
+    paths = _strings(paths, "paths")
+    with tf.name_scope(name or "read_files"):
+        contents, codes, messages = _ops.Rustfx_ReadFiles(
+            paths=paths, max_bytes=max_bytes, on_error=on_error)
+    if with_status:
+        return contents, ReadStatus(codes, messages)
+    return contents

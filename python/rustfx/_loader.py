@@ -1,0 +1,56 @@
+"""Loads the rustfx op library once, eagerly, after checking its TF version.
+
+Eager loading matters: a SavedModel that uses rustfx ops only loads after the
+ops are registered, so `import rustfx` must register them (FIELD_NOTES).
+"""
+
+import os
+import re
+
+import tensorflow as tf
+
+LIBRARY_ENV = "RUSTFX_LIBRARY"
+_MARKER = b"rustfx-built-against-tensorflow="
+
+
+def library_path():
+    """The op library: $RUSTFX_LIBRARY, else the one `make build` put here."""
+    return os.environ.get(LIBRARY_ENV) or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "_rustfx_ops.so")
+
+
+def built_against(path):
+    """The TF version string compiled into the library, read from its bytes
+    (without loading it: loading a mismatched kernel library can crash)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    start = data.find(_MARKER)
+    if start < 0:
+        return None
+    start += len(_MARKER)
+    return data[start:data.index(b"\0", start)].decode("ascii", "replace")
+
+
+def _minor(version):
+    match = re.match(r"(\d+)\.(\d+)", version or "")
+    return match.groups() if match else None
+
+
+def load():
+    path = library_path()
+    if not os.path.exists(path):
+        raise ImportError(
+            f"rustfx: the op library {path} does not exist. Build it with "
+            f"`make build` (or set {LIBRARY_ENV} to a built librustfx.so).")
+    built = built_against(path)
+    running = tf.__version__
+    if built is None or _minor(built) != _minor(running):
+        raise ImportError(
+            f"rustfx: {path} was built against TensorFlow {built}, but "
+            f"TensorFlow {running} is running. The C++ kernel ABI changes "
+            f"between TF minor versions: rebuild with `make build` using this "
+            f"Python (PYTHON=...), or install tensorflow-cpu=={built}.")
+    return tf.load_op_library(path)
+
+
+ops = load()

@@ -1,0 +1,684 @@
+//! Hashed n-grams: tokenize, form n-grams, hash each into a bucket.
+//!
+//! Two families share this one pipeline:
+//! - TensorFlow parity (`whitespace`, `word`, `char`, `byte` tokenizers with
+//!   [`HashFamily::Fingerprint64`]): the ids equal
+//!   `tf.strings.to_hash_bucket_fast(tf.strings.ngrams(tf.strings.split(x), widths), n)`
+//!   for the whitespace tokenizer, and so Keras `Hashing`.
+//! - scikit-learn parity (`sklearn_word`, `sklearn_char`, `sklearn_char_wb`
+//!   with [`HashFamily::Murmur3`]): [`NgramHasher::counts`] equals
+//!   `HashingVectorizer(analyzer=..., ngram_range=...)`.
+//!
+//! ```
+//! use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, Tokenizer};
+//! let hasher = NgramHasher::new(NgramConfig {
+//!     tokenizer: Tokenizer::Whitespace,
+//!     widths: vec![1, 2],
+//!     lowercase: false,
+//!     hash: HashFamily::Fingerprint64,
+//!     num_buckets: 1000,
+//! })
+//! .unwrap();
+//! let mut ids = Vec::new();
+//! hasher.ids(b"a b c", &mut ids);
+//! assert_eq!(ids.len(), 3 + 2); // 3 unigrams, then 2 bigrams
+//! ```
+
+use crate::hashing::{fingerprint64, murmur3_x86_32};
+use crate::unicode_classes::{is_python_space, is_python_word, python_str_lower};
+use crate::{Error, Result};
+use std::ops::ControlFlow;
+
+/// The widest n-gram accepted.
+pub const MAX_NGRAM_WIDTH: usize = 64;
+/// The most n-gram widths accepted in one configuration.
+pub const MAX_NGRAM_WIDTHS: usize = 64;
+/// The most buckets for Murmur3 (scikit-learn's own limit, int32 max).
+pub const MAX_MURMUR3_BUCKETS: u64 = i32::MAX as u64;
+
+/// How a document is cut into tokens before n-grams are formed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// Split on ASCII whitespace (" \t\n\v\f\r") exactly like
+    /// `tf.strings.split(x)`; n-grams joined with " ".
+    Whitespace,
+    /// Runs of ASCII letters, digits and '_' (identifiers and numbers, the
+    /// usual choice for code and scripts); every other byte separates.
+    /// n-grams joined with " ".
+    Word,
+    /// Unicode code points; invalid UTF-8 becomes U+FFFD, one per maximal
+    /// invalid subsequence (like Python's `errors="replace"`). n-grams are
+    /// the concatenated characters, with no separator.
+    Char,
+    /// Raw bytes: n-grams are byte strings of length n (the classic malware
+    /// feature).
+    Byte,
+    /// scikit-learn `analyzer="word"`: the default token pattern
+    /// `(?u)\b\w\w+\b` with Python's `\w`; n-grams joined with " ".
+    SklearnWord,
+    /// scikit-learn `analyzer="char"`: runs of two or more Python `\s`
+    /// become one space, then character n-grams.
+    SklearnChar,
+    /// scikit-learn `analyzer="char_wb"`: character n-grams inside each
+    /// whitespace-separated word padded with one space on each side.
+    SklearnCharWb,
+}
+
+impl Tokenizer {
+    /// Every name [`Tokenizer::from_name`] accepts.
+    pub const NAMES: &'static str =
+        "whitespace, word, char, byte, sklearn_word, sklearn_char, sklearn_char_wb";
+
+    /// Parses a tokenizer name.
+    pub fn from_name(name: &str) -> Result<Self> {
+        Ok(match name {
+            "whitespace" => Tokenizer::Whitespace,
+            "word" => Tokenizer::Word,
+            "char" => Tokenizer::Char,
+            "byte" => Tokenizer::Byte,
+            "sklearn_word" => Tokenizer::SklearnWord,
+            "sklearn_char" => Tokenizer::SklearnChar,
+            "sklearn_char_wb" => Tokenizer::SklearnCharWb,
+            _ => {
+                return Err(Error::invalid_argument(format!(
+                    "tokenizer must be one of {}, got '{name}'",
+                    Self::NAMES
+                )))
+            }
+        })
+    }
+
+    /// Whether this tokenizer belongs to the scikit-learn family (Python
+    /// string semantics) rather than the TensorFlow one.
+    pub fn is_sklearn(self) -> bool {
+        matches!(
+            self,
+            Tokenizer::SklearnWord | Tokenizer::SklearnChar | Tokenizer::SklearnCharWb
+        )
+    }
+}
+
+/// How an n-gram becomes a bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HashFamily {
+    /// TensorFlow's Fingerprint64 (farmhash), `h % num_buckets`: parity with
+    /// `tf.strings.to_hash_bucket_fast` and Keras `Hashing`.
+    Fingerprint64,
+    /// MurmurHash3_x86_32 with seed 0, bucket `abs(h) % num_buckets` and sign
+    /// of `h`: parity with scikit-learn's `FeatureHasher` / `HashingVectorizer`.
+    Murmur3,
+}
+
+impl HashFamily {
+    /// Parses a hash family name: "fingerprint64" or "murmur3".
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "fingerprint64" => Ok(HashFamily::Fingerprint64),
+            "murmur3" => Ok(HashFamily::Murmur3),
+            _ => Err(Error::invalid_argument(format!(
+                "hash must be one of fingerprint64, murmur3, got '{name}'"
+            ))),
+        }
+    }
+}
+
+/// The parameters of an [`NgramHasher`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NgramConfig {
+    /// How documents are tokenized.
+    pub tokenizer: Tokenizer,
+    /// n-gram widths, emitted grouped by width in this order (duplicates
+    /// allowed, as in `tf.strings.ngrams`).
+    pub widths: Vec<usize>,
+    /// Lowercase before tokenizing: ASCII only (`tf.strings.lower`) for the
+    /// TensorFlow-family tokenizers, Python's `str.lower` for `sklearn_*`.
+    pub lowercase: bool,
+    /// How n-grams are hashed.
+    pub hash: HashFamily,
+    /// Number of buckets; ids are in `0..num_buckets`.
+    pub num_buckets: u64,
+}
+
+/// One n-gram's bucket and, for Murmur3, its sign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bucket {
+    /// The bucket index, in `0..num_buckets`.
+    pub index: u64,
+    /// +1 or -1 (scikit-learn's `alternate_sign`); always +1 for Fingerprint64.
+    pub sign: i8,
+}
+
+/// Row normalisation of counts, as scikit-learn's `normalize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Norm {
+    /// Raw counts.
+    None,
+    /// Divide by the sum of absolute values.
+    L1,
+    /// Divide by the Euclidean norm.
+    L2,
+}
+
+impl Norm {
+    /// Parses "none", "l1" or "l2".
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "none" | "" => Ok(Norm::None),
+            "l1" => Ok(Norm::L1),
+            "l2" => Ok(Norm::L2),
+            _ => Err(Error::invalid_argument(format!(
+                "norm must be one of none, l1, l2, got '{name}'"
+            ))),
+        }
+    }
+}
+
+/// How n-gram occurrences become a bag-of-n-grams row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CountOptions {
+    /// Any non-zero bucket becomes 1 (after signed summation, like
+    /// scikit-learn's `binary=True`, which fills stored values with 1).
+    pub binary: bool,
+    /// Add each n-gram's sign instead of 1 (Murmur3 only).
+    pub alternate_sign: bool,
+    /// Row normalisation.
+    pub norm: Norm,
+}
+
+/// A sparse row: sorted, distinct bucket indices and their non-zero values.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SparseRow {
+    /// Sorted distinct bucket indices.
+    pub indices: Vec<u64>,
+    /// The value of each index, same length as `indices`.
+    pub values: Vec<f32>,
+}
+
+/// Tokenizes, forms n-grams and hashes them. Immutable, so one hasher can
+/// serve many threads at once.
+#[derive(Clone, Debug)]
+pub struct NgramHasher {
+    config: NgramConfig,
+}
+
+impl NgramHasher {
+    /// Validates `config`; the message of an error says what is allowed.
+    pub fn new(config: NgramConfig) -> Result<Self> {
+        if config.num_buckets == 0 || config.num_buckets > i64::MAX as u64 {
+            return Err(Error::invalid_argument(format!(
+                "num_buckets must be in [1, {}], got {}",
+                i64::MAX,
+                config.num_buckets
+            )));
+        }
+        if config.hash == HashFamily::Murmur3 && config.num_buckets > MAX_MURMUR3_BUCKETS {
+            return Err(Error::invalid_argument(format!(
+                "num_buckets must be in [1, {MAX_MURMUR3_BUCKETS}] with hash murmur3, got {}",
+                config.num_buckets
+            )));
+        }
+        if config.widths.is_empty() || config.widths.len() > MAX_NGRAM_WIDTHS {
+            return Err(Error::invalid_argument(format!(
+                "ngram_widths must list 1 to {MAX_NGRAM_WIDTHS} widths, got {}",
+                config.widths.len()
+            )));
+        }
+        if let Some(&w) = config
+            .widths
+            .iter()
+            .find(|&&w| w == 0 || w > MAX_NGRAM_WIDTH)
+        {
+            return Err(Error::invalid_argument(format!(
+                "every n-gram width must be in [1, {MAX_NGRAM_WIDTH}], got {w}"
+            )));
+        }
+        Ok(NgramHasher { config })
+    }
+
+    /// The configuration this hasher was built from.
+    pub fn config(&self) -> &NgramConfig {
+        &self.config
+    }
+
+    /// The bucket of one n-gram.
+    pub fn bucket(&self, gram: &[u8]) -> Bucket {
+        let n = self.config.num_buckets;
+        match self.config.hash {
+            HashFamily::Fingerprint64 => Bucket {
+                index: fingerprint64(gram) % n,
+                sign: 1,
+            },
+            HashFamily::Murmur3 => {
+                let h = murmur3_x86_32(gram, 0) as i32;
+                let index = if h == i32::MIN {
+                    // scikit-learn's definition of abs(-2**31) % n.
+                    (i32::MAX as u64 - (n - 1)) % n
+                } else {
+                    u64::from(h.unsigned_abs()) % n
+                };
+                Bucket {
+                    index,
+                    sign: if h >= 0 { 1 } else { -1 },
+                }
+            }
+        }
+    }
+
+    /// Calls `f` with the bytes of every n-gram of `doc`, in output order,
+    /// until `f` breaks.
+    pub fn for_each_gram(&self, doc: &[u8], mut f: impl FnMut(&[u8]) -> ControlFlow<()>) {
+        let widths = &self.config.widths;
+        let lowercase = self.config.lowercase;
+        let _ = match self.config.tokenizer {
+            Tokenizer::Whitespace | Tokenizer::Word => {
+                let lowered;
+                let text = if lowercase {
+                    lowered = doc.to_ascii_lowercase();
+                    &lowered[..]
+                } else {
+                    doc
+                };
+                let tokens = if self.config.tokenizer == Tokenizer::Whitespace {
+                    split_ranges(text, |b| b.is_ascii_whitespace() || b == 0x0b)
+                } else {
+                    split_ranges(text, |b| !(b.is_ascii_alphanumeric() || b == b'_'))
+                };
+                joined_ngrams(text, &tokens, widths, &mut f)
+            }
+            Tokenizer::Byte => {
+                let lowered;
+                let text = if lowercase {
+                    lowered = doc.to_ascii_lowercase();
+                    &lowered[..]
+                } else {
+                    doc
+                };
+                let bounds: Vec<usize> = (0..=text.len()).collect();
+                contiguous_ngrams(text, &bounds, widths, &mut f)
+            }
+            Tokenizer::Char => {
+                let mut text = String::from_utf8_lossy(doc).into_owned();
+                if lowercase {
+                    text.make_ascii_lowercase();
+                }
+                contiguous_ngrams(text.as_bytes(), &char_bounds(&text), widths, &mut f)
+            }
+            Tokenizer::SklearnWord | Tokenizer::SklearnChar | Tokenizer::SklearnCharWb => {
+                self.sklearn_grams(doc, &mut f)
+            }
+        };
+    }
+
+    fn sklearn_grams(
+        &self,
+        doc: &[u8],
+        f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let decoded = String::from_utf8_lossy(doc);
+        let text = if self.config.lowercase {
+            let mut lowered = String::with_capacity(decoded.len());
+            python_str_lower(&decoded, &mut lowered);
+            lowered
+        } else {
+            decoded.into_owned()
+        };
+        let widths = &self.config.widths;
+        match self.config.tokenizer {
+            Tokenizer::SklearnWord => {
+                let tokens = python_word_tokens(&text);
+                joined_ngrams(text.as_bytes(), &tokens, widths, f)
+            }
+            Tokenizer::SklearnChar => {
+                let text = collapse_python_spaces(&text);
+                contiguous_ngrams(text.as_bytes(), &char_bounds(&text), widths, f)
+            }
+            _ => {
+                let text = collapse_python_spaces(&text);
+                char_wb_ngrams(&text, widths, f)
+            }
+        }
+    }
+
+    /// Appends the bucket id of every n-gram of `doc` to `ids`.
+    pub fn ids(&self, doc: &[u8], ids: &mut Vec<i64>) {
+        self.for_each_gram(doc, |gram| {
+            ids.push(self.bucket(gram).index as i64);
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// Writes the first `out.len()` ids of `doc` into `out` and fills the rest
+    /// with `pad`; stops hashing once `out` is full. Returns the ids written.
+    pub fn sequence(&self, doc: &[u8], pad: i64, out: &mut [i64]) -> usize {
+        let mut written = 0;
+        if !out.is_empty() {
+            self.for_each_gram(doc, |gram| {
+                out[written] = self.bucket(gram).index as i64;
+                written += 1;
+                if written == out.len() {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+        }
+        out[written..].fill(pad);
+        written
+    }
+
+    /// The bag of n-grams of `doc` as a sparse row, like one row of
+    /// scikit-learn's `HashingVectorizer` / `FeatureHasher` output: counts
+    /// summed exactly, zeros dropped, then `binary`, then `norm` (in f64,
+    /// rounded to f32 at the end).
+    pub fn counts(&self, doc: &[u8], options: &CountOptions, row: &mut SparseRow) {
+        let mut entries: Vec<(u64, i64)> = Vec::new();
+        self.for_each_gram(doc, |gram| {
+            let bucket = self.bucket(gram);
+            let value = if options.alternate_sign {
+                i64::from(bucket.sign)
+            } else {
+                1
+            };
+            entries.push((bucket.index, value));
+            ControlFlow::Continue(())
+        });
+        entries.sort_unstable_by_key(|&(index, _)| index);
+        let mut summed: Vec<(u64, f64)> = Vec::with_capacity(entries.len());
+        for (index, value) in entries {
+            match summed.last_mut() {
+                Some((last, sum)) if *last == index => *sum += value as f64,
+                _ => summed.push((index, value as f64)),
+            }
+        }
+        summed.retain(|&(_, v)| v != 0.0);
+        if options.binary {
+            summed.iter_mut().for_each(|(_, v)| *v = 1.0);
+        }
+        let scale = match options.norm {
+            Norm::None => 1.0,
+            Norm::L1 => summed.iter().map(|(_, v)| v.abs()).sum::<f64>(),
+            Norm::L2 => summed.iter().map(|(_, v)| v * v).sum::<f64>().sqrt(),
+        };
+        row.indices.clear();
+        row.values.clear();
+        for (index, value) in summed {
+            row.indices.push(index);
+            row.values.push(if scale > 0.0 { value / scale } else { value } as f32);
+        }
+    }
+}
+
+/// Token ranges of `text` separated by runs of bytes where `is_sep` holds.
+fn split_ranges(text: &[u8], is_sep: impl Fn(u8) -> bool) -> Vec<(usize, usize)> {
+    let mut tokens = Vec::new();
+    let mut start = None;
+    for (i, &b) in text.iter().enumerate() {
+        match (is_sep(b), start) {
+            (true, Some(s)) => {
+                tokens.push((s, i));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        tokens.push((s, text.len()));
+    }
+    tokens
+}
+
+/// Byte offsets of every char boundary of `text`, end included.
+fn char_bounds(text: &str) -> Vec<usize> {
+    text.char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(text.len()))
+        .collect()
+}
+
+/// n-grams of tokens joined with one space, grouped by width in order.
+fn joined_ngrams(
+    text: &[u8],
+    tokens: &[(usize, usize)],
+    widths: &[usize],
+    f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let mut gram = Vec::new();
+    for &width in widths {
+        for window in tokens.windows(width) {
+            gram.clear();
+            for (k, &(s, e)) in window.iter().enumerate() {
+                if k > 0 {
+                    gram.push(b' ');
+                }
+                gram.extend_from_slice(&text[s..e]);
+            }
+            f(&gram)?;
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// n-grams that are contiguous runs of units of `text`, the units being
+/// delimited by the sorted offsets `bounds` (first 0, last `text.len()`).
+fn contiguous_ngrams(
+    text: &[u8],
+    bounds: &[usize],
+    widths: &[usize],
+    f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let units = bounds.len().saturating_sub(1);
+    for &width in widths {
+        for start in 0..units.saturating_sub(width - 1) {
+            f(&text[bounds[start]..bounds[start + width]])?;
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// scikit-learn's default token pattern `(?u)\b\w\w+\b`: maximal runs of
+/// Python word characters at least two characters long.
+fn python_word_tokens(text: &str) -> Vec<(usize, usize)> {
+    let mut tokens = Vec::new();
+    let mut run: Option<(usize, usize)> = None; // (start byte, chars so far)
+    for (i, c) in text.char_indices() {
+        if is_python_word(c) {
+            run = Some(match run {
+                Some((s, n)) => (s, n + 1),
+                None => (i, 1),
+            });
+        } else if let Some((s, n)) = run.take() {
+            if n >= 2 {
+                tokens.push((s, i));
+            }
+        }
+    }
+    if let Some((s, n)) = run {
+        if n >= 2 {
+            tokens.push((s, text.len()));
+        }
+    }
+    tokens
+}
+
+/// scikit-learn's `_white_spaces.sub(" ", text)` with `\s\s+`: every run of
+/// two or more whitespace characters becomes one space (a lone tab stays).
+fn collapse_python_spaces(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if is_python_space(c) && chars.peek().is_some_and(|&n| is_python_space(n)) {
+            while chars.peek().is_some_and(|&n| is_python_space(n)) {
+                chars.next();
+            }
+            out.push(' ');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// scikit-learn's `_char_wb_ngrams`: for each word of `str.split()`, padded
+/// with a space on each side, the n-grams of each width in order; a padded
+/// word no longer than a width is emitted once, whole, and ends that word.
+fn char_wb_ngrams(
+    text: &str,
+    widths: &[usize],
+    f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let mut padded = String::new();
+    for word in text.split(is_python_space).filter(|w| !w.is_empty()) {
+        padded.clear();
+        padded.push(' ');
+        padded.push_str(word);
+        padded.push(' ');
+        let bounds = char_bounds(&padded);
+        let len = bounds.len() - 1;
+        for &width in widths {
+            if len <= width {
+                f(padded.as_bytes())?;
+                break;
+            }
+            for start in 0..=len - width {
+                f(&padded.as_bytes()[bounds[start]..bounds[start + width]])?;
+            }
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hasher(tokenizer: Tokenizer, widths: &[usize], lowercase: bool) -> NgramHasher {
+        NgramHasher::new(NgramConfig {
+            tokenizer,
+            widths: widths.to_vec(),
+            lowercase,
+            hash: HashFamily::Fingerprint64,
+            num_buckets: 1 << 40,
+        })
+        .unwrap()
+    }
+
+    fn grams(h: &NgramHasher, doc: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        h.for_each_gram(doc, |g| {
+            out.push(String::from_utf8_lossy(g).into_owned());
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
+    #[test]
+    fn whitespace_ngrams_grouped_by_width() {
+        let h = hasher(Tokenizer::Whitespace, &[1, 2], false);
+        assert_eq!(
+            grams(&h, b" a\t\x0bbb \n c\r\x0c"),
+            ["a", "bb", "c", "a bb", "bb c"]
+        );
+        // U+00A0 is not ASCII whitespace.
+        assert_eq!(grams(&h, "x\u{a0}y".as_bytes()), ["x\u{a0}y"]);
+        assert!(grams(&h, b"").is_empty());
+        assert!(grams(&h, b" \t ").is_empty());
+        let h = hasher(Tokenizer::Whitespace, &[3, 1], true);
+        assert_eq!(grams(&h, b"A B"), ["a", "b"]);
+    }
+
+    #[test]
+    fn word_byte_char_tokenizers() {
+        let h = hasher(Tokenizer::Word, &[1], false);
+        assert_eq!(grams(&h, b"foo(bar_1, 2)\xffx"), ["foo", "bar_1", "2", "x"]);
+        let h = hasher(Tokenizer::Byte, &[2], true);
+        assert_eq!(grams(&h, b"AbC"), ["ab", "bc"]);
+        let h = hasher(Tokenizer::Char, &[2], false);
+        assert_eq!(grams(&h, "é\u{ff}a".as_bytes()), ["é\u{ff}", "\u{ff}a"]);
+        // Invalid UTF-8 becomes U+FFFD per maximal invalid subsequence.
+        assert_eq!(grams(&h, b"a\xe2\x82b"), ["a\u{fffd}", "\u{fffd}b"]);
+    }
+
+    #[test]
+    fn sklearn_tokenizers() {
+        let h = hasher(Tokenizer::SklearnWord, &[1, 2], true);
+        assert_eq!(grams(&h, "A bc, DÉF g".as_bytes()), ["bc", "déf", "bc déf"]);
+        let h = hasher(Tokenizer::SklearnChar, &[2], false);
+        assert_eq!(grams(&h, b"a  b\tc"), ["a ", " b", "b\t", "\tc"]);
+        let h = hasher(Tokenizer::SklearnCharWb, &[2, 3], false);
+        assert_eq!(
+            grams(&h, b"ab c"),
+            [" a", "ab", "b ", " ab", "ab ", " c "]
+        );
+    }
+
+    #[test]
+    fn sequence_pads_and_truncates() {
+        let h = hasher(Tokenizer::Whitespace, &[1], false);
+        let mut all = Vec::new();
+        h.ids(b"a b c", &mut all);
+        let mut out = [0i64; 5];
+        assert_eq!(h.sequence(b"a b c", -1, &mut out), 3);
+        assert_eq!(&out[..3], &all[..]);
+        assert_eq!(&out[3..], &[-1, -1]);
+        let mut short = [0i64; 2];
+        assert_eq!(h.sequence(b"a b c", -1, &mut short), 2);
+        assert_eq!(&short[..], &all[..2]);
+    }
+
+    #[test]
+    fn counts_sum_sign_and_normalise() {
+        let h = NgramHasher::new(NgramConfig {
+            tokenizer: Tokenizer::Whitespace,
+            widths: vec![1],
+            lowercase: false,
+            hash: HashFamily::Murmur3,
+            num_buckets: 1 << 20,
+        })
+        .unwrap();
+        let mut row = SparseRow::default();
+        let plain = CountOptions {
+            binary: false,
+            alternate_sign: false,
+            norm: Norm::None,
+        };
+        h.counts(b"x y x", &plain, &mut row);
+        let (x, y) = (h.bucket(b"x").index, h.bucket(b"y").index);
+        let expect: Vec<(u64, f32)> = if x < y {
+            vec![(x, 2.0), (y, 1.0)]
+        } else {
+            vec![(y, 1.0), (x, 2.0)]
+        };
+        let got: Vec<(u64, f32)> = row.indices.iter().copied().zip(row.values.iter().copied()).collect();
+        assert_eq!(got, expect);
+        let l2 = CountOptions { norm: Norm::L2, ..plain };
+        h.counts(b"x y x", &l2, &mut row);
+        let norm: f32 = row.values.iter().map(|v| v * v).sum();
+        assert!((norm - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bad_configs_say_what_is_allowed() {
+        let base = NgramConfig {
+            tokenizer: Tokenizer::Whitespace,
+            widths: vec![1],
+            lowercase: false,
+            hash: HashFamily::Fingerprint64,
+            num_buckets: 10,
+        };
+        let e = NgramHasher::new(NgramConfig { num_buckets: 0, ..base.clone() }).unwrap_err();
+        assert!(e.message().contains("num_buckets must be in [1"), "{e}");
+        let e = NgramHasher::new(NgramConfig { widths: vec![], ..base.clone() }).unwrap_err();
+        assert!(e.message().contains("ngram_widths"), "{e}");
+        let e = NgramHasher::new(NgramConfig { widths: vec![0], ..base.clone() }).unwrap_err();
+        assert!(e.message().contains("[1, 64]"), "{e}");
+        let e = NgramHasher::new(NgramConfig {
+            hash: HashFamily::Murmur3,
+            num_buckets: 1 << 40,
+            ..base
+        })
+        .unwrap_err();
+        assert!(e.message().contains("murmur3"), "{e}");
+        assert!(Tokenizer::from_name("bogus").unwrap_err().message().contains("sklearn_char_wb"));
+    }
+}
