@@ -34,6 +34,12 @@ def _strings(x, what):
     return x
 
 
+# The generated op wrappers have no source for AutoGraph to read; our
+# functions are plain op construction, so AutoGraph need not convert them.
+_no_autograph = tf.autograph.experimental.do_not_convert
+
+
+@_no_autograph
 def hashed_ngrams(contents, *, num_buckets, ngram_widths=(1,),
                   tokenizer="whitespace", lowercase=False, hash="fingerprint64",
                   output="ragged", max_tokens=None, pad_value=-1,
@@ -118,6 +124,7 @@ ReadStatus.__doc__ = """Per-element outcome of read_files: `codes` (int32,
 a tf.errors code, 0 = OK) and `messages` (string, empty when OK)."""
 
 
+@_no_autograph
 def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise",
                with_status=False, name=None):
     """Reads files in Rust: never blocks, never reads more than max_bytes.
