@@ -34,7 +34,9 @@ mod tensorflow {
         let mut build = cxx_build::bridge("src/bridge.rs");
         build.files(&sources).include("cpp").opt_level(2);
         // TF's headers are noisy; our own code is kept warning-free by review.
-        build.warnings(false).flag_if_supported("-Wno-deprecated-declarations");
+        build
+            .warnings(false)
+            .flag_if_supported("-Wno-deprecated-declarations");
         for flag in &cflags {
             build.flag(flag);
         }
@@ -73,7 +75,8 @@ mod tensorflow {
             return (split(&c), split(&l), v);
         }
         let python = env::var("PYTHON").unwrap_or_else(|_| {
-            let venv = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join(".venv/bin/python");
+            let venv =
+                PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join(".venv/bin/python");
             if venv.exists() {
                 venv.display().to_string()
             } else {

@@ -6,7 +6,9 @@
 //! runs inside [`guard`], so a Rust panic never unwinds into C++: it becomes
 //! an error that names the operation.
 
-use crate::ngrams::{CountOptions, HashFamily, NgramConfig, NgramHasher, Norm, SparseRow, Tokenizer};
+use crate::ngrams::{
+    CountOptions, HashFamily, NgramConfig, NgramHasher, Norm, SparseRow, Tokenizer,
+};
 use crate::{Error, ErrorKind, Result};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -128,8 +130,8 @@ fn new_ngram_op(params: &NgramParams) -> BridgeResult<Box<NgramOp>> {
             }
             other => {
                 return Err(Error::invalid_argument(format!(
-                    "output must be one of ids, sequence, dense_counts, sparse_counts, got '{other}'"
-                )))
+                "output must be one of ids, sequence, dense_counts, sparse_counts, got '{other}'"
+            )))
             }
         }
         Ok(Box::new(NgramOp { hasher, counts }))

@@ -176,8 +176,9 @@ impl Norm {
 /// How n-gram occurrences become a bag-of-n-grams row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CountOptions {
-    /// Any non-zero bucket becomes 1 (after signed summation, like
-    /// scikit-learn's `binary=True`, which fills stored values with 1).
+    /// Every bucket that occurred becomes 1, even one whose signed
+    /// occurrences cancel (scikit-learn's `binary=True` fills every stored
+    /// value with 1).
     pub binary: bool,
     /// Add each n-gram's sign instead of 1 (Murmur3 only).
     pub alternate_sign: bool,
@@ -185,7 +186,8 @@ pub struct CountOptions {
     pub norm: Norm,
 }
 
-/// A sparse row: sorted, distinct bucket indices and their non-zero values.
+/// A sparse row: sorted, distinct bucket indices of the n-grams that occurred
+/// and their values (0 where signed occurrences cancel).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SparseRow {
     /// Sorted distinct bucket indices.
@@ -368,8 +370,9 @@ impl NgramHasher {
 
     /// The bag of n-grams of `doc` as a sparse row, like one row of
     /// scikit-learn's `HashingVectorizer` / `FeatureHasher` output: counts
-    /// summed exactly, zeros dropped, then `binary`, then `norm` (in f64,
-    /// rounded to f32 at the end).
+    /// summed exactly, then `binary`, then `norm` (in f64, rounded to f32 at
+    /// the end). Like scipy's `sum_duplicates`, a bucket whose signed
+    /// occurrences cancel keeps an explicit 0, so `binary` makes it 1.
     pub fn counts(&self, doc: &[u8], options: &CountOptions, row: &mut SparseRow) {
         let mut entries: Vec<(u64, i64)> = Vec::new();
         self.for_each_gram(doc, |gram| {
@@ -390,7 +393,6 @@ impl NgramHasher {
                 _ => summed.push((index, value as f64)),
             }
         }
-        summed.retain(|&(_, v)| v != 0.0);
         if options.binary {
             summed.iter_mut().for_each(|(_, v)| *v = 1.0);
         }
@@ -403,7 +405,8 @@ impl NgramHasher {
         row.values.clear();
         for (index, value) in summed {
             row.indices.push(index);
-            row.values.push(if scale > 0.0 { value / scale } else { value } as f32);
+            row.values
+                .push(if scale > 0.0 { value / scale } else { value } as f32);
         }
     }
 }
@@ -606,10 +609,7 @@ mod tests {
         let h = hasher(Tokenizer::SklearnChar, &[2], false);
         assert_eq!(grams(&h, b"a  b\tc"), ["a ", " b", "b\t", "\tc"]);
         let h = hasher(Tokenizer::SklearnCharWb, &[2, 3], false);
-        assert_eq!(
-            grams(&h, b"ab c"),
-            [" a", "ab", "b ", " ab", "ab ", " c "]
-        );
+        assert_eq!(grams(&h, b"ab c"), [" a", "ab", "b ", " ab", "ab ", " c "]);
     }
 
     #[test]
@@ -649,9 +649,17 @@ mod tests {
         } else {
             vec![(y, 1.0), (x, 2.0)]
         };
-        let got: Vec<(u64, f32)> = row.indices.iter().copied().zip(row.values.iter().copied()).collect();
+        let got: Vec<(u64, f32)> = row
+            .indices
+            .iter()
+            .copied()
+            .zip(row.values.iter().copied())
+            .collect();
         assert_eq!(got, expect);
-        let l2 = CountOptions { norm: Norm::L2, ..plain };
+        let l2 = CountOptions {
+            norm: Norm::L2,
+            ..plain
+        };
         h.counts(b"x y x", &l2, &mut row);
         let norm: f32 = row.values.iter().map(|v| v * v).sum();
         assert!((norm - 1.0).abs() < 1e-6);
@@ -666,11 +674,23 @@ mod tests {
             hash: HashFamily::Fingerprint64,
             num_buckets: 10,
         };
-        let e = NgramHasher::new(NgramConfig { num_buckets: 0, ..base.clone() }).unwrap_err();
+        let e = NgramHasher::new(NgramConfig {
+            num_buckets: 0,
+            ..base.clone()
+        })
+        .unwrap_err();
         assert!(e.message().contains("num_buckets must be in [1"), "{e}");
-        let e = NgramHasher::new(NgramConfig { widths: vec![], ..base.clone() }).unwrap_err();
+        let e = NgramHasher::new(NgramConfig {
+            widths: vec![],
+            ..base.clone()
+        })
+        .unwrap_err();
         assert!(e.message().contains("ngram_widths"), "{e}");
-        let e = NgramHasher::new(NgramConfig { widths: vec![0], ..base.clone() }).unwrap_err();
+        let e = NgramHasher::new(NgramConfig {
+            widths: vec![0],
+            ..base.clone()
+        })
+        .unwrap_err();
         assert!(e.message().contains("[1, 64]"), "{e}");
         let e = NgramHasher::new(NgramConfig {
             hash: HashFamily::Murmur3,
@@ -679,6 +699,9 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.message().contains("murmur3"), "{e}");
-        assert!(Tokenizer::from_name("bogus").unwrap_err().message().contains("sklearn_char_wb"));
+        assert!(Tokenizer::from_name("bogus")
+            .unwrap_err()
+            .message()
+            .contains("sklearn_char_wb"));
     }
 }

@@ -136,7 +136,10 @@ mod tests {
     fn reads_whole_and_truncated() {
         let dir = temp_dir("whole");
         let p = dir.join("f");
-        std::fs::File::create(&p).unwrap().write_all(b"hello world").unwrap();
+        std::fs::File::create(&p)
+            .unwrap()
+            .write_all(b"hello world")
+            .unwrap();
         assert_eq!(read_file(bytes(&p), 100).unwrap(), b"hello world");
         assert_eq!(read_file(bytes(&p), 5).unwrap(), b"hello");
         assert_eq!(read_file(bytes(&p), 0).unwrap(), b"");
@@ -154,17 +157,29 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         assert!(e.message().contains("directory"), "{e}");
 
-        assert_eq!(read_file(b"", 10).unwrap_err().kind(), ErrorKind::InvalidArgument);
-        assert_eq!(read_file(b"a\0b", 10).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(
+            read_file(b"", 10).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
+        assert_eq!(
+            read_file(b"a\0b", 10).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
         let long = vec![b'a'; MAX_PATH_BYTES + 1];
-        assert_eq!(read_file(&long, 10).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(
+            read_file(&long, 10).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
     }
 
     #[test]
     fn fifo_does_not_block() {
         let dir = temp_dir("fifo");
         let p = dir.join("pipe");
-        let made = std::process::Command::new("mkfifo").arg(&p).status().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap();
         assert!(made.success());
         let e = read_file(bytes(&p), 10).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
@@ -187,10 +202,16 @@ mod tests {
         let b = dir.join("b");
         std::os::unix::fs::symlink(&b, &a).unwrap();
         std::os::unix::fs::symlink(&a, &b).unwrap();
-        assert_eq!(read_file(bytes(&a), 10).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(
+            read_file(bytes(&a), 10).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
         let d = dir.join("dangling");
         std::os::unix::fs::symlink(dir.join("nowhere"), &d).unwrap();
-        assert_eq!(read_file(bytes(&d), 10).unwrap_err().kind(), ErrorKind::NotFound);
+        assert_eq!(
+            read_file(bytes(&d), 10).unwrap_err().kind(),
+            ErrorKind::NotFound
+        );
     }
 
     #[test]
