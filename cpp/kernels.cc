@@ -61,6 +61,29 @@ void ForEachElement(OpKernelContext* ctx,
                     });
 }
 
+// Runs a Rust row writer over every element into output 0, of shape
+// input.shape + [width]; `write(doc, row)` throws rust::Error on a bug.
+template <typename T, typename Write>
+void ComputeRows(OpKernelContext* ctx, const std::string& op_name,
+                 int64_t width, int64_t cost_per_byte, Write write) {
+  const Tensor& input = ctx->input(0);
+  TensorShape shape = input.shape();
+  OP_REQUIRES_OK(ctx, shape.AddDimWithStatus(width));
+  Tensor* output = nullptr;
+  OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &output));
+  auto docs = input.flat<tstring>();
+  T* rows = output->flat<T>().data();
+  FirstError error;
+  ForEachElement(ctx, docs, cost_per_byte, [&](int64_t i) {
+    try {
+      write(AsBytes(docs(i)), rust::Slice<T>(rows + i * width, width));
+    } catch (const rust::Error& e) {
+      error.Record(i, InternalFromRust(op_name.c_str(), e));
+    }
+  });
+  OP_REQUIRES_OK(ctx, error.status());
+}
+
 // Base of the n-gram kernels: builds the Rust hasher once from the attrs.
 class NgramKernel : public OpKernel {
  public:
@@ -68,7 +91,8 @@ class NgramKernel : public OpKernel {
       : OpKernel(ctx), name_(ctx->def().op()) {
     NgramParams params;
     OP_REQUIRES_OK(ctx, NgramParamsFromAttrs(ctx, output, &params));
-    OP_REQUIRES_OK(ctx, NewNgramOp(params, &op_));
+    OP_REQUIRES_OK(ctx, InvalidArgumentIfThrows(
+                            [&] { op_.emplace(new_ngram_op(params)); }));
     max_tokens_ = params.max_tokens;
     pad_value_ = params.pad_value;
     num_buckets_ = params.num_buckets;
@@ -124,24 +148,11 @@ class HashedNgramSequenceKernel : public NgramKernel {
       : NgramKernel(ctx, "sequence") {}
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& input = ctx->input(0);
-    TensorShape shape = input.shape();
-    OP_REQUIRES_OK(ctx, shape.AddDimWithStatus(max_tokens_));
-    Tensor* output = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &output));
-    auto docs = input.flat<tstring>();
-    int64_t* ids = output->flat<int64_t>().data();
-    FirstError error;
-    ForEachElement(ctx, docs, 20, [&](int64_t i) {
-      try {
-        op().write_sequence(AsBytes(docs(i)), pad_value_,
-                            rust::Slice<int64_t>(ids + i * max_tokens_,
-                                                 max_tokens_));
-      } catch (const rust::Error& e) {
-        error.Record(i, InternalFromRust(name_.c_str(), e));
-      }
-    });
-    OP_REQUIRES_OK(ctx, error.status());
+    ComputeRows<int64_t>(ctx, name_, max_tokens_, 20,
+                         [this](rust::Slice<const uint8_t> doc,
+                                rust::Slice<int64_t> row) {
+                           op().write_sequence(doc, pad_value_, row);
+                         });
   }
 };
 
@@ -151,28 +162,17 @@ class HashedNgramCountsKernel : public NgramKernel {
       : NgramKernel(ctx, "dense_counts") {}
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& input = ctx->input(0);
-    TensorShape shape = input.shape();
-    OP_REQUIRES_OK(ctx, shape.AddDimWithStatus(num_buckets_));
-    Tensor* output = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &output));
-    auto docs = input.flat<tstring>();
-    float* counts = output->flat<float>().data();
-    FirstError error;
-    ForEachElement(ctx, docs, 25, [&](int64_t i) {
-      float* row = counts + i * num_buckets_;
-      std::fill(row, row + num_buckets_, 0.0f);
-      rust::Vec<int64_t> indices;
-      rust::Vec<float> values;
-      try {
-        op().append_counts(AsBytes(docs(i)), indices, values);
-      } catch (const rust::Error& e) {
-        error.Record(i, InternalFromRust(name_.c_str(), e));
-        return;
-      }
-      for (size_t k = 0; k < indices.size(); ++k) row[indices[k]] = values[k];
-    });
-    OP_REQUIRES_OK(ctx, error.status());
+    ComputeRows<float>(ctx, name_, num_buckets_, 25,
+                       [this](rust::Slice<const uint8_t> doc,
+                              rust::Slice<float> row) {
+                         rust::Vec<int64_t> indices;
+                         rust::Vec<float> values;
+                         op().append_counts(doc, indices, values);
+                         std::fill(row.begin(), row.end(), 0.0f);
+                         for (size_t k = 0; k < indices.size(); ++k) {
+                           row[indices[k]] = values[k];
+                         }
+                       });
   }
 };
 
@@ -224,11 +224,8 @@ class ReadFilesKernel : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("max_bytes", &max_bytes_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("on_error", &on_error));
     raise_ = on_error == "raise";
-    try {
-      check_max_bytes(max_bytes_);
-    } catch (const rust::Error& e) {
-      ctx->CtxFailure(absl::InvalidArgumentError(e.what()));
-    }
+    OP_REQUIRES_OK(ctx, InvalidArgumentIfThrows(
+                            [&] { check_max_bytes(max_bytes_); }));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -266,6 +263,75 @@ class ReadFilesKernel : public OpKernel {
   bool raise_ = true;
 };
 
+// The EMBER byte feature ops: one kernel, three kinds.
+class ByteFeatureKernel : public OpKernel {
+ public:
+  ByteFeatureKernel(OpKernelConstruction* ctx, const char* kind)
+      : OpKernel(ctx), name_(ctx->def().op()) {
+    ByteFeatureParams params;
+    OP_REQUIRES_OK(ctx, ByteFeatureParamsFromAttrs(ctx, kind, &params));
+    OP_REQUIRES_OK(ctx, InvalidArgumentIfThrows(
+                            [&] { op_.emplace(new_byte_feature_op(params)); }));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const ByteFeatureOp& op = **op_;
+    ComputeRows<float>(ctx, name_, op.width(), 10,
+                       [&op](rust::Slice<const uint8_t> doc,
+                             rust::Slice<float> row) { op.write_row(doc, row); });
+  }
+
+ private:
+  const std::string name_;
+  std::optional<rust::Box<ByteFeatureOp>> op_;
+};
+
+template <const char* kKind>
+class ByteFeatureKernelOf : public ByteFeatureKernel {
+ public:
+  explicit ByteFeatureKernelOf(OpKernelConstruction* ctx)
+      : ByteFeatureKernel(ctx, kKind) {}
+};
+constexpr char kHistogram[] = "histogram";
+constexpr char kEntropyHistogram[] = "entropy_histogram";
+constexpr char kStrings[] = "strings";
+
+class ByteSequenceKernel : public OpKernel {
+ public:
+  explicit ByteSequenceKernel(OpKernelConstruction* ctx)
+      : OpKernel(ctx), name_(ctx->def().op()) {
+    ByteSequenceParams params;
+    OP_REQUIRES_OK(ctx, ByteSequenceParamsFromAttrs(ctx, &params));
+    OP_REQUIRES_OK(ctx, InvalidArgumentIfThrows(
+                            [&] { op_.emplace(new_byte_sequence_op(params)); }));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const ByteSequenceOp& op = **op_;
+    ComputeRows<int32_t>(
+        ctx, name_, op.max_len(), 2,
+        [&op](rust::Slice<const uint8_t> doc, rust::Slice<int32_t> row) {
+          op.write_row(doc, row);
+        });
+  }
+
+ private:
+  const std::string name_;
+  std::optional<rust::Box<ByteSequenceOp>> op_;
+};
+
+REGISTER_KERNEL_BUILDER(
+    Name("Rustfx>ByteHistogram").Device(tensorflow::DEVICE_CPU),
+    ByteFeatureKernelOf<kHistogram>);
+REGISTER_KERNEL_BUILDER(
+    Name("Rustfx>ByteEntropyHistogram").Device(tensorflow::DEVICE_CPU),
+    ByteFeatureKernelOf<kEntropyHistogram>);
+REGISTER_KERNEL_BUILDER(
+    Name("Rustfx>StringFeatures").Device(tensorflow::DEVICE_CPU),
+    ByteFeatureKernelOf<kStrings>);
+REGISTER_KERNEL_BUILDER(
+    Name("Rustfx>ByteSequence").Device(tensorflow::DEVICE_CPU),
+    ByteSequenceKernel);
 REGISTER_KERNEL_BUILDER(Name("Rustfx>HashedNgrams").Device(tensorflow::DEVICE_CPU),
                         HashedNgramsKernel);
 REGISTER_KERNEL_BUILDER(

@@ -31,7 +31,28 @@ using tensorflow::shape_inference::ShapeHandle;
 absl::Status CheckNgramAttrs(InferenceContext* c, const std::string& output) {
   NgramParams params;
   TF_RETURN_IF_ERROR(NgramParamsFromAttrs(c, output, &params));
-  return NewNgramOp(params);
+  return InvalidArgumentIfThrows([&] { new_ngram_op(params); });
+}
+
+// Output shape input.shape + [width].
+absl::Status AppendDim(InferenceContext* c, int64_t width) {
+  ShapeHandle out;
+  TF_RETURN_IF_ERROR(c->Concatenate(c->input(0), c->Vector(width), &out));
+  c->set_output(0, out);
+  return absl::OkStatus();
+}
+
+// Shape function of a byte feature op: validates attrs, appends its width.
+std::function<absl::Status(InferenceContext*)> ByteFeatureShape(
+    const std::string& kind) {
+  return [kind](InferenceContext* c) -> absl::Status {
+    ByteFeatureParams params;
+    TF_RETURN_IF_ERROR(ByteFeatureParamsFromAttrs(c, kind, &params));
+    int64_t width = 0;
+    TF_RETURN_IF_ERROR(InvalidArgumentIfThrows(
+        [&] { width = new_byte_feature_op(params)->width(); }));
+    return AppendDim(c, width);
+  };
 }
 
 REGISTER_OP("Rustfx>HashedNgrams")
@@ -63,11 +84,7 @@ REGISTER_OP("Rustfx>HashedNgramSequence")
       TF_RETURN_IF_ERROR(CheckNgramAttrs(c, "sequence"));
       int64_t max_tokens;
       TF_RETURN_IF_ERROR(c->GetAttr("max_tokens", &max_tokens));
-      ShapeHandle out;
-      TF_RETURN_IF_ERROR(
-          c->Concatenate(c->input(0), c->Vector(max_tokens), &out));
-      c->set_output(0, out);
-      return absl::OkStatus();
+      return AppendDim(c, max_tokens);
     })
     .Doc(R"doc(
 The first `max_tokens` hashed n-gram ids of each element, padded with
@@ -85,11 +102,7 @@ REGISTER_OP("Rustfx>HashedNgramCounts")
       TF_RETURN_IF_ERROR(CheckNgramAttrs(c, "dense_counts"));
       int64_t num_buckets;
       TF_RETURN_IF_ERROR(c->GetAttr("num_buckets", &num_buckets));
-      ShapeHandle out;
-      TF_RETURN_IF_ERROR(
-          c->Concatenate(c->input(0), c->Vector(num_buckets), &out));
-      c->set_output(0, out);
-      return absl::OkStatus();
+      return AppendDim(c, num_buckets);
     })
     .Doc(R"doc(
 Bag of hashed n-grams of each element as a dense float32 row of num_buckets
@@ -128,11 +141,8 @@ REGISTER_OP("Rustfx>ReadFiles")
     .SetShapeFn([](InferenceContext* c) -> absl::Status {
       int64_t max_bytes;
       TF_RETURN_IF_ERROR(c->GetAttr("max_bytes", &max_bytes));
-      try {
-        check_max_bytes(max_bytes);
-      } catch (const rust::Error& e) {
-        return absl::InvalidArgumentError(e.what());
-      }
+      TF_RETURN_IF_ERROR(
+          InvalidArgumentIfThrows([&] { check_max_bytes(max_bytes); }));
       for (int i = 0; i < 3; ++i) c->set_output(i, c->input(0));
       return absl::OkStatus();
     })
@@ -142,6 +152,62 @@ blocking (FIFOs, devices and directories are errors). on_error='raise' fails
 on the first bad path (in element order) with its code and path;
 on_error='empty' gives b"" for it and reports it in status_codes (a
 tensorflow error code, 0 = OK) and status_messages.
+)doc");
+
+// Attr of the EMBER-compatible byte feature ops.
+#define RUSTFX_EMPTY_ATTR Attr("empty: {'zeros', 'nan'} = 'zeros'")
+
+REGISTER_OP("Rustfx>ByteHistogram")
+    .Input("input: string")
+    .Output("features: float")
+    .RUSTFX_EMPTY_ATTR
+    .SetShapeFn(ByteFeatureShape("histogram"))
+    .Doc(R"doc(
+EMBER ByteHistogram: the 256 byte-value counts of each element divided by
+their sum, float32, shape input.shape + [256]. empty='nan' reproduces EMBER's
+NaN row for an empty input; the default gives zeros.
+)doc");
+
+REGISTER_OP("Rustfx>ByteEntropyHistogram")
+    .Input("input: string")
+    .Output("features: float")
+    .RUSTFX_EMPTY_ATTR
+    .Attr("window: int = 2048")
+    .Attr("step: int = 1024")
+    .SetShapeFn(ByteFeatureShape("entropy_histogram"))
+    .Doc(R"doc(
+EMBER ByteEntropyHistogram: a 16x16 joint histogram of (block entropy bin,
+high nibble) over sliding windows, normalised, float32, shape
+input.shape + [256].
+)doc");
+
+REGISTER_OP("Rustfx>StringFeatures")
+    .Input("input: string")
+    .Output("features: float")
+    .RUSTFX_EMPTY_ATTR
+    .SetShapeFn(ByteFeatureShape("strings"))
+    .Doc(R"doc(
+EMBER StringExtractor features of printable runs (104 values in EMBER's
+order), float32, shape input.shape + [104].
+)doc");
+
+REGISTER_OP("Rustfx>ByteSequence")
+    .Input("input: string")
+    .Output("sequence: int32")
+    .Attr("max_len: int")
+    .Attr("shift: int = 0")
+    .Attr("pad_value: int = 256")
+    .Attr("sampling: {'head', 'head_tail'} = 'head'")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      ByteSequenceParams params;
+      TF_RETURN_IF_ERROR(ByteSequenceParamsFromAttrs(c, &params));
+      TF_RETURN_IF_ERROR(
+          InvalidArgumentIfThrows([&] { new_byte_sequence_op(params); }));
+      return AppendDim(c, params.max_len);
+    })
+    .Doc(R"doc(
+MalConv-style raw byte sequence: each kept byte as byte + shift, then
+pad_value, int32, shape input.shape + [max_len].
 )doc");
 
 }  // namespace

@@ -54,18 +54,50 @@ absl::Status NgramParamsFromAttrs(AttrSource* attrs, const std::string& output,
   return absl::OkStatus();
 }
 
-// Validates n-gram attrs by building the Rust hasher; on success stores it.
-// Used by shape functions too, so bad attrs fail at graph construction.
-inline absl::Status NewNgramOp(
-    const NgramParams& params,
-    std::optional<rust::Box<NgramOp>>* out = nullptr) {
+// Runs `construct` (which calls a Rust constructor that validates attrs);
+// a rust::Error becomes InvalidArgument with the core's message, which says
+// what is allowed. Used by shape functions too, so bad attrs fail at graph
+// construction, and by kernel constructors.
+template <typename Construct>
+absl::Status InvalidArgumentIfThrows(Construct&& construct) {
   try {
-    rust::Box<NgramOp> op = new_ngram_op(params);
-    if (out != nullptr) out->emplace(std::move(op));
+    construct();
     return absl::OkStatus();
   } catch (const rust::Error& e) {
     return absl::InvalidArgumentError(e.what());
   }
+}
+
+// Reads the attrs of a fixed-width byte feature op ("histogram",
+// "entropy_histogram" or "strings").
+template <typename AttrSource>
+absl::Status ByteFeatureParamsFromAttrs(AttrSource* attrs,
+                                        const std::string& kind,
+                                        ByteFeatureParams* params) {
+  std::string empty;
+  int64_t window = 0, step = 0;
+  TF_RETURN_IF_ERROR(attrs->GetAttr("empty", &empty));
+  if (kind == "entropy_histogram") {
+    TF_RETURN_IF_ERROR(attrs->GetAttr("window", &window));
+    TF_RETURN_IF_ERROR(attrs->GetAttr("step", &step));
+  }
+  params->kind = kind;
+  params->window = window;
+  params->step = step;
+  params->empty = empty;
+  return absl::OkStatus();
+}
+
+template <typename AttrSource>
+absl::Status ByteSequenceParamsFromAttrs(AttrSource* attrs,
+                                         ByteSequenceParams* params) {
+  std::string sampling;
+  TF_RETURN_IF_ERROR(attrs->GetAttr("max_len", &params->max_len));
+  TF_RETURN_IF_ERROR(attrs->GetAttr("shift", &params->shift));
+  TF_RETURN_IF_ERROR(attrs->GetAttr("pad_value", &params->pad_value));
+  TF_RETURN_IF_ERROR(attrs->GetAttr("sampling", &sampling));
+  params->sampling = sampling;
+  return absl::OkStatus();
 }
 
 // A Rust call that failed at run time: Rust extractors only fail on a bug

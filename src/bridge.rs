@@ -6,6 +6,11 @@
 //! runs inside [`guard`], so a Rust panic never unwinds into C++: it becomes
 //! an error that names the operation.
 
+use crate::byte_features::{
+    byte_histogram, string_features, EmptyInput, EntropyHistogram, BYTE_ENTROPY_HISTOGRAM_DIM,
+    BYTE_HISTOGRAM_DIM, MAX_WINDOW, STRING_FEATURES_DIM,
+};
+use crate::byte_sequence::{ByteSequence, Sampling};
 use crate::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramHasher, Norm, SparseRow, Tokenizer,
 };
@@ -49,6 +54,23 @@ mod ffi {
         norm: String,
     }
 
+    /// Attributes of the fixed-width byte feature ops. `kind` is "histogram",
+    /// "entropy_histogram" (uses window, step) or "strings".
+    struct ByteFeatureParams {
+        kind: String,
+        window: i64,
+        step: i64,
+        empty: String,
+    }
+
+    /// Attributes of the byte sequence op.
+    struct ByteSequenceParams {
+        max_len: i64,
+        shift: i64,
+        pad_value: i64,
+        sampling: String,
+    }
+
     // ---- Rust functions the kernels call ------------------------------------
 
     extern "Rust" {
@@ -64,12 +86,24 @@ mod ffi {
             values: &mut Vec<f32>,
         ) -> Result<()>;
 
+        /// A validated byte feature extractor with a fixed output width.
+        type ByteFeatureOp;
+        fn new_byte_feature_op(params: &ByteFeatureParams) -> Result<Box<ByteFeatureOp>>;
+        fn width(self: &ByteFeatureOp) -> usize;
+        fn write_row(self: &ByteFeatureOp, doc: &[u8], out: &mut [f32]) -> Result<()>;
+
+        /// A validated byte sequence extractor.
+        type ByteSequenceOp;
+        fn new_byte_sequence_op(params: &ByteSequenceParams) -> Result<Box<ByteSequenceOp>>;
+        fn max_len(self: &ByteSequenceOp) -> usize;
+        fn write_row(self: &ByteSequenceOp, doc: &[u8], out: &mut [i32]) -> Result<()>;
+
         fn check_max_bytes(max_bytes: i64) -> Result<()>;
         fn read_file(path: &[u8], max_bytes: i64, contents: &mut Vec<u8>) -> Status;
     }
 }
 
-pub use ffi::{NgramParams, Status, StatusCode};
+pub use ffi::{ByteFeatureParams, ByteSequenceParams, NgramParams, Status, StatusCode};
 
 /// The largest `max_tokens` of the sequence output (per element).
 pub const MAX_SEQUENCE_TOKENS: i64 = 1 << 24;
@@ -199,6 +233,128 @@ impl NgramOp {
             values.extend_from_slice(&row.values);
             Ok(())
         })
+    }
+}
+
+/// One of the EMBER-compatible byte features, with its empty-input policy.
+pub struct ByteFeatureOp {
+    feature: ByteFeature,
+    empty: EmptyInput,
+}
+
+enum ByteFeature {
+    Histogram,
+    EntropyHistogram(EntropyHistogram),
+    Strings,
+}
+
+fn new_byte_feature_op(params: &ByteFeatureParams) -> BridgeResult<Box<ByteFeatureOp>> {
+    guard("new_byte_feature_op", || {
+        let empty = match params.empty.as_str() {
+            "zeros" => EmptyInput::Zeros,
+            "nan" => EmptyInput::Nan,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "empty must be 'zeros' or 'nan', got '{other}'"
+                )))
+            }
+        };
+        let feature = match params.kind.as_str() {
+            "histogram" => ByteFeature::Histogram,
+            "entropy_histogram" => {
+                let size = |name: &str, v: i64| {
+                    usize::try_from(v).map_err(|_| {
+                        Error::invalid_argument(format!(
+                            "{name} must be in [1, {MAX_WINDOW}], got {v}"
+                        ))
+                    })
+                };
+                ByteFeature::EntropyHistogram(EntropyHistogram::new(
+                    size("window", params.window)?,
+                    size("step", params.step)?,
+                )?)
+            }
+            "strings" => ByteFeature::Strings,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "unknown byte feature '{other}'"
+                )))
+            }
+        };
+        Ok(Box::new(ByteFeatureOp { feature, empty }))
+    })
+}
+
+impl ByteFeatureOp {
+    fn width(&self) -> usize {
+        match self.feature {
+            ByteFeature::Histogram => BYTE_HISTOGRAM_DIM,
+            ByteFeature::EntropyHistogram(_) => BYTE_ENTROPY_HISTOGRAM_DIM,
+            ByteFeature::Strings => STRING_FEATURES_DIM,
+        }
+    }
+
+    fn write_row(&self, doc: &[u8], out: &mut [f32]) -> BridgeResult<()> {
+        guard("byte features", || {
+            let (got, width) = (out.len(), self.width());
+            let wrong_width = || {
+                Error::new(
+                    ErrorKind::Internal,
+                    format!("output row has {got} values, expected {width}"),
+                )
+            };
+            match &self.feature {
+                ByteFeature::Histogram => {
+                    byte_histogram(doc, self.empty, out.try_into().map_err(|_| wrong_width())?)
+                }
+                ByteFeature::EntropyHistogram(h) => {
+                    h.compute(doc, self.empty, out.try_into().map_err(|_| wrong_width())?)
+                }
+                ByteFeature::Strings => {
+                    string_features(doc, self.empty, out.try_into().map_err(|_| wrong_width())?)
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A MalConv-style byte sequence extractor.
+pub struct ByteSequenceOp(ByteSequence);
+
+fn new_byte_sequence_op(params: &ByteSequenceParams) -> BridgeResult<Box<ByteSequenceOp>> {
+    guard("new_byte_sequence_op", || {
+        let sampling = match params.sampling.as_str() {
+            "head" => Sampling::Head,
+            "head_tail" => Sampling::HeadTail,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "sampling must be 'head' or 'head_tail', got '{other}'"
+                )))
+            }
+        };
+        let int32 = |name: &str, v: i64| {
+            i32::try_from(v)
+                .map_err(|_| Error::invalid_argument(format!("{name} must fit in int32, got {v}")))
+        };
+        // A negative or huge max_len maps to 0, which ByteSequence::new rejects.
+        let max_len = usize::try_from(params.max_len).unwrap_or(0);
+        Ok(Box::new(ByteSequenceOp(ByteSequence::new(
+            max_len,
+            int32("shift", params.shift)?,
+            int32("pad_value", params.pad_value)?,
+            sampling,
+        )?)))
+    })
+}
+
+impl ByteSequenceOp {
+    fn max_len(&self) -> usize {
+        self.0.max_len()
+    }
+
+    fn write_row(&self, doc: &[u8], out: &mut [i32]) -> BridgeResult<()> {
+        guard("byte_sequence", || self.0.write(doc, out))
     }
 }
 

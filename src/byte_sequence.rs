@@ -1,1 +1,360 @@
-//! placeholder: being written
+//! MalConv-style raw byte sequences: a file's bytes as a fixed-length
+//! `int32` vector for an embedding layer, shifted and padded.
+//!
+//! * elastic/ember's MalConv: bytes `0..=255` as they are, padded with 256,
+//!   the first 2^20 bytes ([`ByteSequence::ember`]).
+//! * MalConv2 (Raff et al., "Classifying Sequences of Extreme Length with
+//!   Constant Memory Applied to Malware Detection", 2021): bytes shifted by
+//!   +1 to `1..=256`, padded with 0, at most [`MALCONV2_MAX_LEN`] bytes
+//!   ([`ByteSequence::malconv2`]). MalConv2 pads a batch only to its longest
+//!   member; [`ByteSequence::content_len`] gives each member's unpadded length
+//!   for that.
+//!
+//! The pad value may never equal a shifted byte, so padding and content
+//! stay distinguishable; [`ByteSequence::new`] enforces it.
+
+use crate::{Error, Result};
+
+/// The largest `max_len` [`ByteSequence::new`] accepts: 2^26 (64 Mi)
+/// positions, a 256 MiB `int32` row.
+pub const MAX_SEQUENCE_LEN: usize = 1 << 26;
+/// elastic/ember MalConv's sequence length: 2^20 bytes.
+pub const EMBER_MALCONV_MAX_LEN: usize = 1 << 20;
+/// elastic/ember MalConv's pad value (one past the largest byte).
+pub const EMBER_MALCONV_PAD: i32 = 256;
+/// MalConv2's own (default) maximum length: 4,000,000 bytes.
+pub const MALCONV2_MAX_LEN: usize = 4_000_000;
+
+/// Which bytes of an input longer than `max_len` are kept.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Sampling {
+    /// The first `max_len` bytes (MalConv, EMBER, MalConv2).
+    #[default]
+    Head,
+    /// The first `ceil(max_len / 2)` bytes followed directly (no separator)
+    /// by the last `floor(max_len / 2)` bytes, so both the headers and the
+    /// end of a long file (overlays, appended payloads) are seen. Inputs of
+    /// at most `max_len` bytes are kept whole, as with `Head`.
+    HeadTail,
+}
+
+/// How to turn bytes into a fixed-length `int32` sequence: at most
+/// `max_len` bytes (chosen by `sampling`), each as `byte + shift`, then
+/// `pad_value` up to `max_len`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ByteSequence {
+    max_len: usize,
+    shift: i32,
+    pad_value: i32,
+    sampling: Sampling,
+}
+
+impl ByteSequence {
+    /// A sequence of exactly `max_len` values (`1..=`[`MAX_SEQUENCE_LEN`]),
+    /// each byte mapped to `byte + shift` and the rest filled with
+    /// `pad_value`. `shift` may be at most `i32::MAX - 255` (so `255 + shift`
+    /// fits), and `pad_value` must lie outside `shift..=shift + 255`, the
+    /// values real bytes take.
+    pub fn new(max_len: usize, shift: i32, pad_value: i32, sampling: Sampling) -> Result<Self> {
+        if !(1..=MAX_SEQUENCE_LEN).contains(&max_len) {
+            return Err(Error::invalid_argument(format!(
+                "byte sequence max_len must be in 1..={MAX_SEQUENCE_LEN}, got {max_len}"
+            )));
+        }
+        let Some(top) = shift.checked_add(255) else {
+            return Err(Error::invalid_argument(format!(
+                "byte sequence shift must be at most {} (so that byte 255 + shift fits in int32), got {shift}",
+                i32::MAX - 255
+            )));
+        };
+        if (shift..=top).contains(&pad_value) {
+            return Err(Error::invalid_argument(format!(
+                "byte sequence pad_value {pad_value} collides with byte values: with shift {shift} \
+                 bytes map to {shift}..={top}; pad_value must be below {shift} or above {top}"
+            )));
+        }
+        Ok(ByteSequence {
+            max_len,
+            shift,
+            pad_value,
+            sampling,
+        })
+    }
+
+    /// elastic/ember's MalConv input: bytes `0..=255` unshifted, pad 256,
+    /// the first 2^20 bytes.
+    pub fn ember() -> Self {
+        ByteSequence {
+            max_len: EMBER_MALCONV_MAX_LEN,
+            shift: 0,
+            pad_value: EMBER_MALCONV_PAD,
+            sampling: Sampling::Head,
+        }
+    }
+
+    /// MalConv2's input: bytes shifted to `1..=256`, pad 0, the first
+    /// `max_len` bytes (MalConv2's default is [`MALCONV2_MAX_LEN`],
+    /// 4,000,000). Fails if `max_len` is outside `1..=`[`MAX_SEQUENCE_LEN`].
+    pub fn malconv2(max_len: usize) -> Result<Self> {
+        Self::new(max_len, 1, 0, Sampling::Head)
+    }
+
+    /// The output length (every row is exactly this long).
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// The value added to each byte.
+    pub fn shift(&self) -> i32 {
+        self.shift
+    }
+
+    /// The value written after the content.
+    pub fn pad_value(&self) -> i32 {
+        self.pad_value
+    }
+
+    /// Which bytes of a long input are kept.
+    pub fn sampling(&self) -> Sampling {
+        self.sampling
+    }
+
+    /// How many leading positions of the output hold bytes (not padding) for
+    /// an input of `data_len` bytes: `min(data_len, max_len)`. The longest of
+    /// these over a batch is MalConv2's padded batch length.
+    pub fn content_len(&self, data_len: usize) -> usize {
+        data_len.min(self.max_len)
+    }
+
+    /// The kept bytes: a head and a (possibly empty) tail.
+    fn parts<'a>(&self, data: &'a [u8]) -> (&'a [u8], &'a [u8]) {
+        if data.len() <= self.max_len {
+            return (data, &[]);
+        }
+        let (head_len, tail_len) = match self.sampling {
+            Sampling::Head => (self.max_len, 0),
+            Sampling::HeadTail => (self.max_len - self.max_len / 2, self.max_len / 2),
+        };
+        let head = data.get(..head_len).unwrap_or(&[]);
+        let tail = data
+            .len()
+            .checked_sub(tail_len)
+            .and_then(|start| data.get(start..))
+            .unwrap_or(&[]);
+        (head, tail)
+    }
+
+    /// Writes the sequence of `data` into `out`, which must be exactly
+    /// [`max_len`](Self::max_len) long: the kept bytes as `byte + shift`,
+    /// then `pad_value`. If `out` has any other length this returns an
+    /// `InvalidArgument` error and leaves `out` untouched (a wrong length is
+    /// a caller bug, so it is reported rather than silently truncated).
+    pub fn write(&self, data: &[u8], out: &mut [i32]) -> Result<()> {
+        if out.len() != self.max_len {
+            return Err(Error::invalid_argument(format!(
+                "byte sequence output has length {}, but it must be max_len = {}",
+                out.len(),
+                self.max_len
+            )));
+        }
+        let (head, tail) = self.parts(data);
+        let shift = self.shift;
+        let mut rest = out;
+        for part in [head, tail] {
+            let (dst, after) = rest.split_at_mut(part.len().min(rest.len()));
+            // Cannot overflow: shift <= i32::MAX - 255 (checked in `new`).
+            for (o, &b) in dst.iter_mut().zip(part) {
+                *o = i32::from(b).wrapping_add(shift);
+            }
+            rest = after;
+        }
+        rest.fill(self.pad_value);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition, as the most obvious loop.
+    fn oracle(data: &[u8], max_len: usize, shift: i32, pad: i32, sampling: Sampling) -> Vec<i32> {
+        let kept: Vec<u8> = if data.len() <= max_len {
+            data.to_vec()
+        } else {
+            match sampling {
+                Sampling::Head => data[..max_len].to_vec(),
+                Sampling::HeadTail => {
+                    let head = max_len.div_ceil(2);
+                    let tail = max_len / 2;
+                    let mut v = data[..head].to_vec();
+                    v.extend_from_slice(&data[data.len() - tail..]);
+                    v
+                }
+            }
+        };
+        let mut out: Vec<i32> = kept.iter().map(|&b| b as i32 + shift).collect();
+        while out.len() < max_len {
+            out.push(pad);
+        }
+        out
+    }
+
+    fn check(data: &[u8], max_len: usize, shift: i32, pad: i32, sampling: Sampling) {
+        let seq = ByteSequence::new(max_len, shift, pad, sampling).unwrap();
+        let mut out = vec![i32::MIN + 7; max_len];
+        seq.write(data, &mut out).unwrap();
+        assert_eq!(
+            out,
+            oracle(data, max_len, shift, pad, sampling),
+            "len {} max_len {max_len} {sampling:?}",
+            data.len()
+        );
+        let content = seq.content_len(data.len());
+        assert!(out[content..].iter().all(|&x| x == pad));
+        assert!(out[..content].iter().all(|&x| x != pad));
+    }
+
+    #[test]
+    fn every_alignment_length_and_max_len() {
+        let buf: Vec<u8> = (0..64u32).map(|i| (i * 89 + 3) as u8).collect();
+        for offset in 0..16 {
+            for len in 0..=40 {
+                let data = &buf[offset..offset + len];
+                for max_len in [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33] {
+                    for sampling in [Sampling::Head, Sampling::HeadTail] {
+                        check(data, max_len, 0, 256, sampling);
+                        check(data, max_len, 1, 0, sampling);
+                        check(data, max_len, -300, 5, sampling);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn head_tail_split() {
+        let data: Vec<u8> = (0..10).collect();
+        let mut out = [0i32; 5];
+        let seq = ByteSequence::new(5, 0, -1, Sampling::HeadTail).unwrap();
+        seq.write(&data, &mut out).unwrap();
+        assert_eq!(out, [0, 1, 2, 8, 9]);
+        let seq = ByteSequence::new(4, 1, 0, Sampling::HeadTail).unwrap();
+        seq.write(&data, &mut out[..4]).unwrap();
+        assert_eq!(out[..4], [1, 2, 9, 10]);
+        let seq = ByteSequence::new(1, 0, -1, Sampling::HeadTail).unwrap();
+        seq.write(&data, &mut out[..1]).unwrap();
+        assert_eq!(out[0], 0);
+        // Short inputs are kept whole and padded.
+        let seq = ByteSequence::new(5, 0, -1, Sampling::HeadTail).unwrap();
+        seq.write(&data[..3], &mut out).unwrap();
+        assert_eq!(out, [0, 1, 2, -1, -1]);
+    }
+
+    #[test]
+    fn presets() {
+        let e = ByteSequence::ember();
+        assert_eq!(
+            (e.max_len(), e.shift(), e.pad_value(), e.sampling()),
+            (1 << 20, 0, 256, Sampling::Head)
+        );
+        assert_eq!(ByteSequence::new(1 << 20, 0, 256, Sampling::Head), Ok(e));
+        let mut out = vec![0i32; 1 << 20];
+        e.write(&[0, 255, 7], &mut out).unwrap();
+        assert_eq!(out[..4], [0, 255, 7, 256]);
+        assert_eq!(out[(1 << 20) - 1], 256);
+
+        let m = ByteSequence::malconv2(MALCONV2_MAX_LEN).unwrap();
+        assert_eq!(
+            (m.max_len(), m.shift(), m.pad_value(), m.sampling()),
+            (4_000_000, 1, 0, Sampling::Head)
+        );
+        let m = ByteSequence::malconv2(4).unwrap();
+        let mut out = [9i32; 4];
+        m.write(&[0, 255], &mut out).unwrap();
+        assert_eq!(out, [1, 256, 0, 0]);
+        assert_eq!(m.content_len(2), 2);
+        assert_eq!(m.content_len(10), 4);
+        assert!(ByteSequence::malconv2(0).is_err());
+        assert!(ByteSequence::malconv2(MAX_SEQUENCE_LEN + 1).is_err());
+    }
+
+    #[test]
+    fn validation_messages() {
+        let e = ByteSequence::new(0, 0, 256, Sampling::Head).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+        assert!(
+            e.message()
+                .contains("max_len must be in 1..=67108864, got 0"),
+            "{e}"
+        );
+        let e = ByteSequence::new(MAX_SEQUENCE_LEN + 1, 0, 256, Sampling::Head).unwrap_err();
+        assert!(e.message().contains("got 67108865"), "{e}");
+        assert!(ByteSequence::new(MAX_SEQUENCE_LEN, 0, 256, Sampling::Head).is_ok());
+        for pad in [0, 1, 128, 255] {
+            let e = ByteSequence::new(8, 0, pad, Sampling::Head).unwrap_err();
+            assert!(e.message().contains("bytes map to 0..=255"), "{e}");
+            assert!(e.message().contains("below 0 or above 255"), "{e}");
+        }
+        assert!(ByteSequence::new(8, 1, 256, Sampling::Head).is_err());
+        assert!(ByteSequence::new(8, 1, 257, Sampling::Head).is_ok());
+        assert!(ByteSequence::new(8, 0, -1, Sampling::Head).is_ok());
+        assert!(ByteSequence::new(8, i32::MIN, i32::MAX, Sampling::Head).is_ok());
+        assert!(ByteSequence::new(8, i32::MAX - 255, i32::MIN, Sampling::Head).is_ok());
+        let e = ByteSequence::new(8, i32::MAX - 254, 0, Sampling::Head).unwrap_err();
+        assert!(
+            e.message().contains("shift must be at most 2147483392"),
+            "{e}"
+        );
+        // Extreme shifts map bytes without overflow.
+        let s = ByteSequence::new(2, i32::MAX - 255, 0, Sampling::Head).unwrap();
+        let mut out = [0i32; 2];
+        s.write(&[255], &mut out).unwrap();
+        assert_eq!(out, [i32::MAX, 0]);
+    }
+
+    #[test]
+    fn wrong_output_length_is_an_error_and_leaves_out_untouched() {
+        let seq = ByteSequence::new(4, 0, 256, Sampling::Head).unwrap();
+        for len in [0, 3, 5, 100] {
+            let mut out = vec![-7i32; len];
+            let e = seq.write(b"abcdef", &mut out).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+            assert!(e.message().contains("must be max_len = 4"), "{e}");
+            assert!(out.iter().all(|&x| x == -7));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn prop_equals_oracle(
+            data in proptest::collection::vec(any::<u8>(), 0..300),
+            max_len in 1usize..200,
+            shift in -1000i32..1000,
+            pad_choice in any::<bool>(),
+            head_tail in any::<bool>(),
+        ) {
+            let pad = if pad_choice { shift - 1 } else { shift + 256 };
+            let sampling = if head_tail { Sampling::HeadTail } else { Sampling::Head };
+            check(&data, max_len, shift, pad, sampling);
+        }
+
+        #[test]
+        fn prop_never_panics(
+            data in proptest::collection::vec(any::<u8>(), 0..100),
+            max_len in 0usize..120,
+            shift in any::<i32>(),
+            pad in any::<i32>(),
+            out_len in 0usize..120,
+            head_tail in any::<bool>(),
+        ) {
+            let sampling = if head_tail { Sampling::HeadTail } else { Sampling::Head };
+            if let Ok(seq) = ByteSequence::new(max_len, shift, pad, sampling) {
+                let mut out = vec![0i32; out_len];
+                let r = seq.write(&data, &mut out);
+                prop_assert_eq!(r.is_ok(), out_len == max_len);
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+"""Byte-level features of executables and documents: EMBER-compatible
+histograms and string features, and MalConv-style raw byte sequences."""
+
+import tensorflow as tf
+
+from rustfx._common import invalid, no_autograph, ops, strings
+
+#: Named byte_sequence conventions: EMBER's MalConv (bytes 0..255, pad 256,
+#: 2**20 bytes) and MalConv2 (bytes + 1, pad 0, 4,000,000 bytes).
+BYTE_SEQUENCE_PRESETS = {
+    "ember": dict(max_len=1 << 20, shift=0, pad_value=256),
+    "malconv2": dict(max_len=4_000_000, shift=1, pad_value=0),
+}
+
+
+@no_autograph
+def byte_histogram(contents, *, empty="zeros", name=None):
+    """EMBER ByteHistogram: float32 contents.shape + [256], each row the byte
+    counts divided by their sum. An empty input gives zeros (empty="zeros",
+    the default: a NaN feature poisons a model) or NaN like EMBER
+    (empty="nan")."""
+    return ops.Rustfx_ByteHistogram(input=strings(contents, "contents"),
+                                    empty=empty, name=name)
+
+
+@no_autograph
+def byte_entropy_histogram(contents, *, window=2048, step=1024, empty="zeros",
+                           name=None):
+    """EMBER ByteEntropyHistogram: float32 contents.shape + [256], a 16x16
+    histogram of (window entropy bin, high nibble), normalised. window and
+    step in [1, 2**24]. empty as for byte_histogram."""
+    return ops.Rustfx_ByteEntropyHistogram(
+        input=strings(contents, "contents"), window=window, step=step,
+        empty=empty, name=name)
+
+
+@no_autograph
+def string_features(contents, *, empty="zeros", name=None):
+    """EMBER StringExtractor: float32 contents.shape + [104] in EMBER's order
+    (numstrings, avlength, printables, 96-bin printable distribution,
+    entropy, paths, urls, registry, MZ)."""
+    return ops.Rustfx_StringFeatures(input=strings(contents, "contents"),
+                                     empty=empty, name=name)
+
+
+@no_autograph
+def byte_sequence(contents, max_len=None, *, preset="ember", shift=None,
+                  pad_value=None, sampling="head", name=None):
+    """MalConv-style raw bytes: int32 contents.shape + [max_len], each kept
+    byte as byte + shift, then pad_value (which may not be a byte value).
+
+    Parameters not given come from `preset` ("ember" or "malconv2", see
+    BYTE_SEQUENCE_PRESETS). sampling="head" keeps the first max_len bytes;
+    "head_tail" keeps the first ceil(max_len/2) and last floor(max_len/2)
+    bytes of longer inputs.
+    """
+    if preset not in BYTE_SEQUENCE_PRESETS:
+        raise invalid(f"preset must be one of {', '.join(BYTE_SEQUENCE_PRESETS)}, "
+                      f"got {preset!r}")
+    defaults = BYTE_SEQUENCE_PRESETS[preset]
+    return ops.Rustfx_ByteSequence(
+        input=strings(contents, "contents"),
+        max_len=defaults["max_len"] if max_len is None else max_len,
+        shift=defaults["shift"] if shift is None else shift,
+        pad_value=defaults["pad_value"] if pad_value is None else pad_value,
+        sampling=sampling, name=name)

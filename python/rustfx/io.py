@@ -1,0 +1,41 @@
+"""Reading files in Rust: bounded, non-blocking, errors that name the path."""
+
+import collections
+
+import tensorflow as tf
+
+from rustfx._common import no_autograph, ops, strings
+
+#: Default `max_bytes` of read_files: larger files are truncated to this.
+DEFAULT_MAX_BYTES = 64 << 20
+
+ReadStatus = collections.namedtuple("ReadStatus", ["codes", "messages"])
+ReadStatus.__doc__ = """Per-element outcome of read_files: `codes` (int32,
+a tf.errors code, 0 = OK) and `messages` (string, empty when OK)."""
+
+
+@no_autograph
+def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise",
+               with_status=False, name=None):
+    """Reads files in Rust: never blocks, never reads more than max_bytes.
+
+    Args:
+      paths: tf.string tensor of any shape.
+      max_bytes: read at most this many bytes of each file; longer files are
+        truncated (in [0, 2**31 - 1]).
+      on_error: "raise" fails on the first bad path (in element order) with
+        NotFound / PermissionDenied / InvalidArgument naming it; "empty"
+        yields b"" for it instead, so one corrupt file cannot kill a run.
+      with_status: also return a ReadStatus saying which elements failed.
+
+    Returns:
+      contents (tf.string, the shape of paths), and a ReadStatus if
+      with_status.
+    """
+    paths = strings(paths, "paths")
+    with tf.name_scope(name or "read_files"):
+        contents, codes, messages = ops.Rustfx_ReadFiles(
+            paths=paths, max_bytes=max_bytes, on_error=on_error)
+    if with_status:
+        return contents, ReadStatus(codes, messages)
+    return contents

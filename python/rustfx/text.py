@@ -1,0 +1,89 @@
+"""Hashed n-grams: TensorFlow / Keras and scikit-learn parity."""
+
+import tensorflow as tf
+
+from rustfx._common import invalid, no_autograph, ops, strings
+
+_OUTPUTS = ("ragged", "sequence", "counts", "sparse")
+
+
+@no_autograph
+def hashed_ngrams(contents, *, num_buckets, ngram_widths=(1,),
+                  tokenizer="whitespace", lowercase=False, hash="fingerprint64",
+                  output="ragged", max_tokens=None, pad_value=-1,
+                  binary=False, alternate_sign=False, norm=None, name=None):
+    """Hashes the n-grams of each string of `contents` into `num_buckets`.
+
+    Args:
+      contents: tf.string tensor of any rank (documents or file contents).
+      num_buckets: number of buckets, >= 1; ids are in [0, num_buckets).
+      ngram_widths: n-gram widths, each in [1, 64]; output is grouped by
+        width in this order (like `tf.strings.ngrams`).
+      tokenizer: "whitespace" (`tf.strings.split`), "word" (runs of ASCII
+        letters, digits, '_'), "char" (Unicode code points; invalid UTF-8 ->
+        U+FFFD), "byte" (raw bytes), or "sklearn_word" / "sklearn_char" /
+        "sklearn_char_wb" (scikit-learn's analyzers, Python string rules).
+      lowercase: ASCII lowercasing (`tf.strings.lower`) before tokenizing;
+        Python's `str.lower` for the sklearn_* tokenizers.
+      hash: "fingerprint64" (`tf.strings.to_hash_bucket_fast`, Keras
+        `Hashing`) or "murmur3" (scikit-learn `FeatureHasher`).
+      output: "ragged" (int64 ids, RaggedTensor of shape contents.shape +
+        [None]; a rank-0 input gives a 1-D tensor), "sequence" (int64
+        contents.shape + [max_tokens], truncated, padded with `pad_value`),
+        "counts" (float32 contents.shape + [num_buckets], bag of n-grams) or
+        "sparse" (the same as a tf.SparseTensor).
+      max_tokens: length of the "sequence" output, in [1, 2**24].
+      pad_value: pad id of "sequence"; must be < 0 or >= num_buckets so it
+        never collides with a real id. For a Keras Embedding use
+        pad_value=num_buckets and input_dim=num_buckets + 1.
+      binary, alternate_sign, norm: "counts"/"sparse" weighting as in
+        scikit-learn: binary sets every non-zero count to 1; alternate_sign
+        (murmur3 only) adds the sign of each hash; norm is None, "l1" or "l2".
+
+    Returns:
+      The ids or counts, as described for `output`.
+    """
+    contents = strings(contents, "contents")
+    if output not in _OUTPUTS:
+        raise invalid(f"output must be one of {', '.join(_OUTPUTS)}, "
+                       f"got {output!r}")
+    attrs = dict(num_buckets=num_buckets, ngram_widths=list(ngram_widths),
+                 tokenizer=tokenizer, lowercase=lowercase, hash=hash)
+    counts_attrs = dict(binary=binary, alternate_sign=alternate_sign,
+                        norm=norm or "none")
+    with tf.name_scope(name or "hashed_ngrams"):
+        if output == "ragged":
+            values, splits = ops.Rustfx_HashedNgrams(input=contents, **attrs)
+            return _ragged(values, splits, contents)
+        if output == "sequence":
+            if max_tokens is None:
+                raise invalid("output='sequence' needs max_tokens in [1, 2**24]")
+            return ops.Rustfx_HashedNgramSequence(
+                input=contents, max_tokens=max_tokens, pad_value=pad_value,
+                **attrs)
+        if output == "counts":
+            return ops.Rustfx_HashedNgramCounts(input=contents, **attrs,
+                                                 **counts_attrs)
+        indices, values, dense_shape = ops.Rustfx_HashedNgramSparseCounts(
+            input=contents, **attrs, **counts_attrs)
+        flat = tf.SparseTensor(indices, values, dense_shape)
+        if contents.shape.rank == 1:
+            return flat
+        shape = tf.concat([tf.shape(contents, out_type=tf.int64),
+                           [tf.cast(num_buckets, tf.int64)]], axis=0)
+        return tf.sparse.reshape(flat, shape)
+
+
+def _ragged(values, splits, contents):
+    """Rebuilds contents.shape + [None] from rows over the flattened input."""
+    rank = contents.shape.rank
+    if rank == 0:
+        return values
+    ragged = tf.RaggedTensor.from_row_splits(values, splits, validate=False)
+    dims = tf.shape(contents, out_type=tf.int64)
+    for axis in range(rank - 1, 0, -1):
+        ragged = tf.RaggedTensor.from_uniform_row_length(
+            ragged, dims[axis], validate=False)
+    return ragged
+
+
