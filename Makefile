@@ -23,8 +23,10 @@ $(VENV)/.installed: python/requirements.txt
 # CXXFLAGS only: pass it TensorFlow's _GLIBCXX_USE_CXX11_ABI (never hard-coded).
 build: setup
 	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
-	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo build --release --features tensorflow
+	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo build --release --features tensorflow --lib
 	cp target/release/librustfx.so $(LIB)
+	# The pure-Rust program (no TF linked), which tests compare with the ops.
+	cargo build --release --bin rustfx-features
 
 demo: build
 	$(VPY) python/demo/train_language_classifier.py

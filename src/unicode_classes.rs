@@ -451,7 +451,7 @@ mod tests {
             let mut fin = prev.is_some_and(is_cased);
             if fin {
                 let next = cs[i + 1..].iter().find(|&&c| !is_case_ignorable(c));
-                fin = next.map_or(true, |&c| !is_cased(c));
+                fin = next.is_none_or(|&c| !is_cased(c));
             }
             out.push(if fin { SMALL_FINAL_SIGMA } else { SMALL_SIGMA });
         }

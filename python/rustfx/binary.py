@@ -35,12 +35,14 @@ def byte_entropy_histogram(contents, *, window=2048, step=1024, empty="zeros",
 
 
 @no_autograph
-def string_features(contents, *, empty="zeros", name=None):
+def string_features(contents, *, name=None):
     """EMBER StringExtractor: float32 contents.shape + [104] in EMBER's order
     (numstrings, avlength, printables, 96-bin printable distribution,
-    entropy, paths, urls, registry, MZ)."""
+    entropy, paths, urls, registry, MZ). The four pattern counts are over
+    the whole input; the rest over printable runs of >= 5 bytes. An input
+    without strings (empty included) gives zeros, as in EMBER."""
     return ops.Rustfx_StringFeatures(input=strings(contents, "contents"),
-                                     empty=empty, name=name)
+                                     name=name)
 
 
 @no_autograph
