@@ -708,4 +708,134 @@ mod tests {
             .message()
             .contains("sklearn_char_wb"));
     }
+
+    /// The definitions, written the obvious way.
+    mod naive {
+        use super::*;
+
+        pub fn tokens(tokenizer: Tokenizer, doc: &[u8]) -> Vec<Vec<u8>> {
+            match tokenizer {
+                Tokenizer::Whitespace => doc
+                    .split(|b| b" \t\n\x0b\x0c\r".contains(b))
+                    .filter(|t| !t.is_empty())
+                    .map(<[u8]>::to_vec)
+                    .collect(),
+                Tokenizer::Word => doc
+                    .split(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+                    .filter(|t| !t.is_empty())
+                    .map(<[u8]>::to_vec)
+                    .collect(),
+                Tokenizer::Byte => doc.iter().map(|&b| vec![b]).collect(),
+                _ => String::from_utf8_lossy(doc)
+                    .chars()
+                    .map(|c| c.to_string().into_bytes())
+                    .collect(),
+            }
+        }
+
+        pub fn grams(tokenizer: Tokenizer, widths: &[usize], doc: &[u8]) -> Vec<Vec<u8>> {
+            let tokens = tokens(tokenizer, doc);
+            let sep: &[u8] = match tokenizer {
+                Tokenizer::Whitespace | Tokenizer::Word => b" ",
+                _ => b"",
+            };
+            let mut out = Vec::new();
+            for &n in widths {
+                for i in 0..(tokens.len() + 1).saturating_sub(n) {
+                    out.push(tokens[i..i + n].join(sep));
+                }
+            }
+            out
+        }
+    }
+
+    fn tokenizer_strategy() -> impl proptest::strategy::Strategy<Value = Tokenizer> {
+        proptest::sample::select(vec![
+            Tokenizer::Whitespace,
+            Tokenizer::Word,
+            Tokenizer::Char,
+            Tokenizer::Byte,
+        ])
+    }
+
+    fn doc_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        // Bias towards separators, ASCII letters and UTF-8 lead bytes.
+        let byte = proptest::prop_oneof![
+            proptest::sample::select(b" \t\n\x0b\x0c\r_aZ9.".to_vec()),
+            proptest::prelude::any::<u8>(),
+        ];
+        proptest::collection::vec(byte, 0..200)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ids_sequence_counts_equal_naive_definitions(
+            tokenizer in tokenizer_strategy(),
+            widths in proptest::collection::vec(1usize..6, 1..4),
+            num_buckets in 1u64..1000,
+            doc in doc_strategy(),
+            offset in 0usize..8,
+            max_tokens in 1usize..40,
+        ) {
+            let h = NgramHasher::new(NgramConfig {
+                tokenizer,
+                widths: widths.clone(),
+                lowercase: false,
+                hash: HashFamily::Fingerprint64,
+                num_buckets,
+            }).unwrap();
+            // Every alignment of the input buffer.
+            let mut buffer = vec![0u8; offset];
+            buffer.extend_from_slice(&doc);
+            let doc = &buffer[offset..];
+
+            let want: Vec<i64> = naive::grams(tokenizer, &widths, doc)
+                .iter()
+                .map(|g| (fingerprint64(g) % num_buckets) as i64)
+                .collect();
+            let mut ids = Vec::new();
+            h.ids(doc, &mut ids);
+            proptest::prop_assert_eq!(&ids, &want);
+
+            let mut seq = vec![0i64; max_tokens];
+            let written = h.sequence(doc, -1, &mut seq);
+            proptest::prop_assert_eq!(written, want.len().min(max_tokens));
+            proptest::prop_assert_eq!(&seq[..written], &want[..written]);
+            proptest::prop_assert!(seq[written..].iter().all(|&p| p == -1));
+
+            let mut row = SparseRow::default();
+            let plain = CountOptions { binary: false, alternate_sign: false, norm: Norm::None };
+            h.counts(doc, &plain, &mut row);
+            let mut naive_counts = std::collections::BTreeMap::new();
+            for id in &want {
+                *naive_counts.entry(*id as u64).or_insert(0f32) += 1.0;
+            }
+            let got: Vec<(u64, f32)> = row.indices.iter().copied().zip(row.values.iter().copied()).collect();
+            let want_counts: Vec<(u64, f32)> = naive_counts.into_iter().collect();
+            proptest::prop_assert_eq!(got, want_counts);
+        }
+
+        #[test]
+        fn sklearn_tokenizers_never_panic_and_stay_in_range(
+            tokenizer in proptest::sample::select(vec![
+                Tokenizer::SklearnWord, Tokenizer::SklearnChar, Tokenizer::SklearnCharWb,
+            ]),
+            widths in proptest::collection::vec(1usize..8, 1..4),
+            num_buckets in 1u64..100,
+            text in ".{0,80}",
+            lowercase in proptest::prelude::any::<bool>(),
+        ) {
+            let h = NgramHasher::new(NgramConfig {
+                tokenizer, widths, lowercase, hash: HashFamily::Murmur3, num_buckets,
+            }).unwrap();
+            let mut ids = Vec::new();
+            h.ids(text.as_bytes(), &mut ids);
+            proptest::prop_assert!(ids.iter().all(|&i| (0..num_buckets as i64).contains(&i)));
+            let mut row = SparseRow::default();
+            let l2 = CountOptions { binary: false, alternate_sign: true, norm: Norm::L2 };
+            h.counts(text.as_bytes(), &l2, &mut row);
+            let norm: f64 = row.values.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+            proptest::prop_assert!(row.values.is_empty() || norm == 0.0 || (norm - 1.0).abs() < 1e-5);
+        }
+    }
 }
