@@ -9,6 +9,7 @@
 // generates for the FFI glue in `bridge`.
 #![deny(unsafe_code)]
 
+pub mod batch;
 pub mod byte_features;
 pub mod byte_sequence;
 pub mod error;

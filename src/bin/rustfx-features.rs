@@ -1,6 +1,7 @@
 //! A pure-Rust feature extractor: the same features as the TensorFlow ops,
 //! with no TensorFlow anywhere. One line per file, values separated by
 //! spaces (floats print in shortest round-trip form, so they are exact).
+//! Files are processed in parallel (rayon) and printed in order.
 //!
 //! ```text
 //! rustfx-features byte_histogram FILE...
@@ -10,6 +11,7 @@
 //! rustfx-features hashed_ngrams TOKENIZER HASH NUM_BUCKETS WIDTH[,WIDTH...] LOWERCASE FILE...
 //! ```
 
+use rustfx::batch::map_documents;
 use rustfx::byte_features::{byte_histogram, string_features, EmptyInput, EntropyHistogram};
 use rustfx::byte_sequence::{ByteSequence, Sampling};
 use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, Tokenizer};
@@ -18,7 +20,7 @@ use std::io::{BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
-type Extract = Box<dyn Fn(&[u8]) -> rustfx::Result<Vec<String>>>;
+type Extract = Box<dyn Fn(&[u8]) -> rustfx::Result<Vec<String>> + Sync>;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -31,13 +33,20 @@ fn main() -> ExitCode {
     }
 }
 
+/// Files are read and extracted this many at a time, in parallel.
+const FILES_PER_BATCH: usize = 64;
+
 fn run(args: &[String]) -> rustfx::Result<()> {
     let (extract, files) = parse(args)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
-    for file in files {
-        let data = read_file(std::ffi::OsStr::new(file).as_bytes(), MAX_READ_BYTES)?;
-        let row = extract(&data)?;
-        writeln!(out, "{}", row.join(" ")).map_err(io_error)?;
+    for batch in files.chunks(FILES_PER_BATCH) {
+        let contents = batch
+            .iter()
+            .map(|file| read_file(std::ffi::OsStr::new(file).as_bytes(), MAX_READ_BYTES))
+            .collect::<rustfx::Result<Vec<_>>>()?;
+        for row in map_documents(&contents, &extract) {
+            writeln!(out, "{}", row?.join(" ")).map_err(io_error)?;
+        }
     }
     out.flush().map_err(io_error)
 }
