@@ -71,80 +71,75 @@ def find_files(per_language, seed):
     return paths, labels
 
 
-def features(contents):
-    """The model's input: bag of hashed word 1- and 2-grams, l2-normalised.
-    Pure rustfx ops, so it runs in tf.data and inside the SavedModel."""
-    return rustfx.hashed_ngrams(contents, num_buckets=NUM_BUCKETS,
-                                ngram_widths=(1, 2), tokenizer="word",
-                                output="counts", norm="l2")
+FEATURE_SETS = ("ngrams", "ngrams+bytes", "ngrams+bytes+strings")
 
 
-def pipeline(paths, labels, batch_size):
-    """Paths -> (features, label) batches; FX in the map stage."""
+def features(contents, feature_set):
+    """The model's input: bag of hashed word 1- and 2-grams, l2-normalised,
+    optionally with the EMBER byte histogram and string features. Pure rustfx
+    ops, so it runs in tf.data and inside the SavedModel."""
+    parts = [rustfx.hashed_ngrams(contents, num_buckets=NUM_BUCKETS,
+                                  ngram_widths=(1, 2), tokenizer="word",
+                                  output="counts", norm="l2")]
+    if "bytes" in feature_set:
+        parts.append(rustfx.byte_histogram(contents))
+    if "strings" in feature_set:
+        # Counts and lengths span orders of magnitude: log1p keeps them tame.
+        parts.append(tf.math.log1p(rustfx.string_features(contents)))
+    return tf.concat(parts, axis=-1)
+
+
+def pipeline(paths, labels, batch_size, feature_set):
+    """Paths -> (features, label, bytes read) batches; FX in the map stage."""
     def extract(path, label):
         contents = rustfx.read_files(path, max_bytes=MAX_BYTES, on_error="empty")
-        return features(contents), label, tf.strings.length(contents)
+        return (features(contents, feature_set), label,
+                tf.strings.length(contents))
     return (tf.data.Dataset.from_tensor_slices((paths, labels))
             .batch(batch_size)
             .map(extract, num_parallel_calls=tf.data.AUTOTUNE))
 
 
-def measure_throughput(paths, labels, batch_size):
+def measure_throughput(paths, labels, batch_size, feature_set):
     start = time.perf_counter()
     files = total_bytes = 0
-    for x, _, lengths in pipeline(paths, labels, batch_size):
+    for x, _, lengths in pipeline(paths, labels, batch_size, feature_set):
         files += int(x.shape[0])
         total_bytes += int(tf.reduce_sum(lengths))
     seconds = time.perf_counter() - start
-    print(f"input pipeline (read_files + hashed_ngrams, tf.data AUTOTUNE): "
-          f"{files} files, {total_bytes / 1e6:.1f} MB in {seconds:.2f} s = "
+    print(f"input pipeline ({feature_set}, tf.data AUTOTUNE): {files} files, "
+          f"{total_bytes / 1e6:.1f} MB in {seconds:.2f} s = "
           f"{files / seconds:,.0f} files/s, {total_bytes / 1e6 / seconds:.1f} MB/s")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-language", type=int, default=600)
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--batch-size", type=int, default=64)
-    args = parser.parse_args()
-    tf.keras.utils.set_random_seed(0)
-
-    paths, labels = find_files(args.per_language, seed=0)
-    names = list(LANGUAGES)
-    counts = np.bincount(labels, minlength=len(names))
-    print("files found:", ", ".join(f"{n} {c}" for n, c in zip(names, counts)))
-    # Split by a hash of the path, so the split does not depend on order.
-    is_val = [zlib.crc32(p.encode()) % 5 == 0 for p in paths]
-    train = [(p, y) for p, y, v in zip(paths, labels, is_val) if not v]
-    val = [(p, y) for p, y, v in zip(paths, labels, is_val) if v]
-    random.Random(1).shuffle(train)
-    train_paths, train_labels = map(list, zip(*train))
-    val_paths, val_labels = map(list, zip(*val))
-
-    measure_throughput(paths, labels, args.batch_size)
+def train(split, feature_set, args, num_classes):
+    """Trains on cached features; returns (model, validation accuracy)."""
+    (train_paths, train_labels), (val_paths, val_labels) = split
 
     def drop_lengths(x, y, _):
         return x, y
-    train_ds = (pipeline(train_paths, train_labels, args.batch_size)
+    train_ds = (pipeline(train_paths, train_labels, args.batch_size, feature_set)
                 .map(drop_lengths).cache().prefetch(tf.data.AUTOTUNE))
-    val_ds = (pipeline(val_paths, val_labels, args.batch_size)
+    val_ds = (pipeline(val_paths, val_labels, args.batch_size, feature_set)
               .map(drop_lengths).cache().prefetch(tf.data.AUTOTUNE))
-
+    tf.keras.utils.set_random_seed(0)
     model = tf.keras.Sequential([
-        tf.keras.Input(shape=(NUM_BUCKETS,)),
+        tf.keras.Input(shape=train_ds.element_spec[0].shape[1:]),
         tf.keras.layers.Dense(64, activation="relu"),
         tf.keras.layers.Dropout(0.2),
-        tf.keras.layers.Dense(len(names), activation="softmax"),
+        tf.keras.layers.Dense(num_classes, activation="softmax"),
     ])
     model.compile(optimizer=tf.keras.optimizers.Adam(1e-3),
                   loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    print(f"\ntraining on {feature_set}:")
     model.fit(train_ds, validation_data=val_ds, epochs=args.epochs, verbose=1)
     _, accuracy = model.evaluate(val_ds, verbose=0)
-    print(f"validation accuracy: {accuracy:.3f} on {len(val_paths)} files "
-          f"({len(names)} languages, chance {1 / len(names):.3f})")
+    return model, accuracy
 
-    # Serving: raw file contents in, class probabilities out; the rustfx FX
-    # is part of the saved graph.
+
+def export_and_check(model, feature_set, val_paths):
+    """Serving: raw file contents in, class probabilities out; the rustfx FX
+    is part of the saved graph. Reloads it and compares predictions."""
     class Classifier(tf.Module):
         def __init__(self, model):
             super().__init__()
@@ -152,16 +147,50 @@ def main():
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
         def __call__(self, contents):
-            return self.model(features(contents))
+            return self.model(features(contents, feature_set))
 
     export_dir = os.path.join(tempfile.mkdtemp(prefix="rustfx-demo-"), "model")
     tf.saved_model.save(Classifier(model), export_dir)
     reloaded = tf.saved_model.load(export_dir)
     sample = rustfx.read_files(val_paths[:32], max_bytes=MAX_BYTES, on_error="empty")
     np.testing.assert_allclose(reloaded(sample).numpy(),
-                               model(features(sample)).numpy(), rtol=1e-5, atol=1e-6)
+                               model(features(sample, feature_set)).numpy(),
+                               rtol=1e-5, atol=1e-6)
     print(f"SavedModel with rustfx FX embedded: {export_dir} "
           f"(reloaded, same predictions on {len(sample)} files)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-language", type=int, default=600)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--features", choices=FEATURE_SETS, action="append",
+                        help="feature sets to compare (default: all)")
+    args = parser.parse_args()
+    feature_sets = args.features or list(FEATURE_SETS)
+
+    paths, labels = find_files(args.per_language, seed=0)
+    names = list(LANGUAGES)
+    counts = np.bincount(labels, minlength=len(names))
+    print("files found:", ", ".join(f"{n} {c}" for n, c in zip(names, counts)))
+    # Split by a hash of the path, so the split does not depend on order.
+    is_val = [zlib.crc32(p.encode()) % 5 == 0 for p in paths]
+    train_set = [(p, y) for p, y, v in zip(paths, labels, is_val) if not v]
+    val_set = [(p, y) for p, y, v in zip(paths, labels, is_val) if v]
+    random.Random(1).shuffle(train_set)
+    split = (tuple(map(list, zip(*train_set))), tuple(map(list, zip(*val_set))))
+
+    measure_throughput(paths, labels, args.batch_size, feature_sets[-1])
+    results = {}
+    for feature_set in feature_sets:
+        results[feature_set] = train(split, feature_set, args, len(names))
+    print(f"\nvalidation accuracy on {len(val_set)} files ({len(names)} "
+          f"languages, chance {1 / len(names):.3f}):")
+    for feature_set, (_, accuracy) in results.items():
+        print(f"  {feature_set:<24} {accuracy:.3f}")
+    best = max(results, key=lambda k: results[k][1])
+    export_and_check(results[best][0], best, split[1][0])
 
 
 if __name__ == "__main__":
