@@ -127,6 +127,44 @@ def bench_read(paths, batch_size, repeat):
             ("tf.io.read_file (map_fn)", run(paths, tf_io, batch_size, repeat))]
 
 
+def bench_byte_features(contents, batch_size, repeat):
+    """EMBER features: rustfx ops vs the numpy reference (EMBER's own
+    operations, written from its definitions) in tf.py_function."""
+    import ember_reference as ref
+
+    def rust(x):
+        return (rustfx.byte_histogram(x), rustfx.byte_entropy_histogram(x),
+                rustfx.string_features(x))
+
+    def numpy_rows(docs):
+        return np.stack([np.concatenate([ref.byte_histogram(d, exact=False),
+                                         ref.byte_entropy_histogram(d, exact=False),
+                                         ref.string_features(d, exact=False)])
+                         for d in docs])
+
+    nonempty = [c for c in contents if c]
+    return [("rustfx histogram+entropy+strings", run(nonempty, rust, batch_size, repeat)),
+            ("numpy (EMBER's operations) in tf.py_function",
+             run(nonempty, py_function(numpy_rows, tf.float32), batch_size, 1))]
+
+
+def bench_byte_sequence(contents, batch_size, repeat):
+    max_len = 1 << 20
+
+    def rust(x):
+        return rustfx.byte_sequence(x, max_len, preset="ember")
+
+    def numpy_rows(docs):
+        out = np.full((len(docs), max_len), 256, np.int32)
+        for i, d in enumerate(docs):
+            row = np.frombuffer(d[:max_len], np.uint8)
+            out[i, :len(row)] = row
+        return out
+
+    return [("rustfx.byte_sequence (ember, 1 MiB)", run(contents, rust, batch_size, repeat)),
+            ("numpy frombuffer in tf.py_function", run(contents, py_function(numpy_rows, tf.int32), batch_size, repeat))]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=800)
@@ -146,6 +184,10 @@ def main():
            bench_sklearn(texts, args.batch_size, args.repeat))
     report("reading files (page cache warm)", mb,
            bench_read(paths, args.batch_size, args.repeat))
+    report("EMBER byte features (all files)", mb,
+           bench_byte_features(contents, args.batch_size, args.repeat))
+    report("MalConv byte sequences (all files)", mb,
+           bench_byte_sequence(contents, 8, args.repeat))
 
 if __name__ == "__main__":
     main()
