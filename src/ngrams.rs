@@ -272,7 +272,7 @@ impl NgramHasher {
         let widths = &self.config.widths;
         let lowercase = self.config.lowercase;
         let _ = match self.config.tokenizer {
-            Tokenizer::Whitespace | Tokenizer::Word => {
+            Tokenizer::Whitespace | Tokenizer::Word | Tokenizer::Byte => {
                 let lowered;
                 let text = if lowercase {
                     lowered = doc.to_ascii_lowercase();
@@ -280,23 +280,19 @@ impl NgramHasher {
                 } else {
                     doc
                 };
-                let tokens = if self.config.tokenizer == Tokenizer::Whitespace {
-                    split_ranges(text, |b| b.is_ascii_whitespace() || b == 0x0b)
-                } else {
-                    split_ranges(text, |b| !(b.is_ascii_alphanumeric() || b == b'_'))
-                };
-                joined_ngrams(text, &tokens, widths, &mut f)
-            }
-            Tokenizer::Byte => {
-                let lowered;
-                let text = if lowercase {
-                    lowered = doc.to_ascii_lowercase();
-                    &lowered[..]
-                } else {
-                    doc
-                };
-                let bounds: Vec<usize> = (0..=text.len()).collect();
-                contiguous_ngrams(text, &bounds, widths, &mut f)
+                match self.config.tokenizer {
+                    // `is_ascii_whitespace` lacks \v, which tf.strings.split has.
+                    Tokenizer::Whitespace => {
+                        let tokens = split_ranges(text, |b| b.is_ascii_whitespace() || b == 0x0b);
+                        joined_ngrams(text, &tokens, widths, &mut f)
+                    }
+                    Tokenizer::Word => {
+                        let tokens =
+                            split_ranges(text, |b| !(b.is_ascii_alphanumeric() || b == b'_'));
+                        joined_ngrams(text, &tokens, widths, &mut f)
+                    }
+                    _ => byte_ngrams(text, widths, &mut f),
+                }
             }
             Tokenizer::Char => {
                 let mut text = String::from_utf8_lossy(doc).into_owned();
@@ -440,15 +436,27 @@ fn char_bounds(text: &str) -> Vec<usize> {
 }
 
 /// n-grams of tokens joined with one space, grouped by width in order.
+/// Where the tokens of a window are already separated by single spaces in
+/// `text` (the common case), the n-gram is a slice of `text`: no copy.
 fn joined_ngrams(
     text: &[u8],
     tokens: &[(usize, usize)],
     widths: &[usize],
     f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
+    // single_space[k]: tokens k and k + 1 are separated by exactly " ".
+    let single_space: Vec<bool> = tokens
+        .windows(2)
+        .map(|pair| pair[1].0 == pair[0].1 + 1 && text[pair[0].1] == b' ')
+        .collect();
     let mut gram = Vec::new();
     for &width in widths {
-        for window in tokens.windows(width) {
+        for (start, window) in tokens.windows(width).enumerate() {
+            let (first, last) = (window[0], window[width - 1]);
+            if single_space[start..start + width - 1].iter().all(|&s| s) {
+                f(&text[first.0..last.1])?;
+                continue;
+            }
             gram.clear();
             for (k, &(s, e)) in window.iter().enumerate() {
                 if k > 0 {
@@ -457,6 +465,20 @@ fn joined_ngrams(
                 gram.extend_from_slice(&text[s..e]);
             }
             f(&gram)?;
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// Byte n-grams: every window of each width, in order.
+fn byte_ngrams(
+    text: &[u8],
+    widths: &[usize],
+    f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    for &width in widths {
+        for gram in text.windows(width) {
+            f(gram)?;
         }
     }
     ControlFlow::Continue(())
