@@ -27,6 +27,8 @@
 use crate::hashing::{fingerprint64, murmur3_x86_32};
 use crate::unicode_classes::{is_python_space, is_python_word, python_str_lower};
 use crate::{Error, Result};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::ControlFlow;
 
 /// The widest n-gram accepted.
@@ -370,7 +372,9 @@ impl NgramHasher {
     /// the end). Like scipy's `sum_duplicates`, a bucket whose signed
     /// occurrences cancel keeps an explicit 0, so `binary` makes it 1.
     pub fn counts(&self, doc: &[u8], options: &CountOptions, row: &mut SparseRow) {
-        let mut entries: Vec<(u64, i64)> = Vec::new();
+        // Exact integer sums per bucket; only the distinct buckets are
+        // sorted (text repeats its n-grams, so that is far fewer).
+        let mut sums: HashMap<u64, i64, BuildHasherDefault<BucketHasher>> = HashMap::default();
         self.for_each_gram(doc, |gram| {
             let bucket = self.bucket(gram);
             let value = if options.alternate_sign {
@@ -378,17 +382,12 @@ impl NgramHasher {
             } else {
                 1
             };
-            entries.push((bucket.index, value));
+            *sums.entry(bucket.index).or_insert(0) += value;
             ControlFlow::Continue(())
         });
-        entries.sort_unstable_by_key(|&(index, _)| index);
-        let mut summed: Vec<(u64, f64)> = Vec::with_capacity(entries.len());
-        for (index, value) in entries {
-            match summed.last_mut() {
-                Some((last, sum)) if *last == index => *sum += value as f64,
-                _ => summed.push((index, value as f64)),
-            }
-        }
+        let mut summed: Vec<(u64, f64)> = sums.into_iter().map(|(i, v)| (i, v as f64)).collect();
+        // Sorted, so norms add up in scikit-learn's (CSR) order.
+        summed.sort_unstable_by_key(|&(index, _)| index);
         if options.binary {
             summed.iter_mut().for_each(|(_, v)| *v = 1.0);
         }
@@ -404,6 +403,27 @@ impl NgramHasher {
             row.values
                 .push(if scale > 0.0 { value / scale } else { value } as f32);
         }
+    }
+}
+
+/// Hasher for bucket indices, which are already hash values: one multiply
+/// to spread them over the table (SipHash would cost more than the n-gram).
+#[derive(Default)]
+struct BucketHasher(u64);
+
+impl Hasher for BucketHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, index: u64) {
+        self.0 = index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
