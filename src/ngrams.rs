@@ -565,8 +565,11 @@ fn collapse_python_spaces(text: &str) -> String {
 }
 
 /// scikit-learn's `_char_wb_ngrams`: for each word of `str.split()`, padded
-/// with a space on each side, the n-grams of each width in order; a padded
-/// word no longer than a width is emitted once, whole, and ends that word.
+/// with a space on each side, the n-grams of each width in order. A padded
+/// word no longer than a width is emitted once, whole, and widths at least
+/// as long are skipped for it: for an increasing range that is exactly
+/// scikit-learn's `break`, and any other order of widths gives the n-grams
+/// of each width as scikit-learn gives them for `ngram_range=(n, n)`.
 fn char_wb_ngrams(
     text: &str,
     widths: &[usize],
@@ -580,10 +583,14 @@ fn char_wb_ngrams(
         padded.push(' ');
         let bounds = char_bounds(&padded);
         let len = bounds.len() - 1;
+        let mut emitted_whole = false;
         for &width in widths {
             if len <= width {
-                f(padded.as_bytes())?;
-                break;
+                if !emitted_whole {
+                    f(padded.as_bytes())?;
+                    emitted_whole = true;
+                }
+                continue;
             }
             for start in 0..=len - width {
                 f(&padded.as_bytes()[bounds[start]..bounds[start + width]])?;
@@ -651,6 +658,9 @@ mod tests {
         assert_eq!(grams(&h, "A bc, DÉF g".as_bytes()), ["bc", "déf", "bc déf"]);
         let h = hasher(Tokenizer::SklearnChar, &[2], false);
         assert_eq!(grams(&h, b"a  b\tc"), ["a ", " b", "b\t", "\tc"]);
+        // Widths out of order give each width's n-grams, as ngram_range=(n, n).
+        let h = hasher(Tokenizer::SklearnCharWb, &[3, 1], false);
+        assert_eq!(grams(&h, b"a"), [" a ", " ", "a", " "]);
         let h = hasher(Tokenizer::SklearnCharWb, &[2, 3], false);
         assert_eq!(
             grams(&h, b"ab c"),

@@ -63,34 +63,46 @@ pub fn read_file(path: &[u8], max_bytes: u64) -> Result<Vec<u8>> {
         )));
     }
     let os_path = Path::new(std::ffi::OsStr::from_bytes(path));
+    // stat before open: opening a FIFO, socket or device can itself have
+    // effects (it releases a writer blocked on the FIFO, arms a watchdog).
+    let meta = std::fs::metadata(os_path).map_err(|e| io_error(&e, &shown, "cannot stat"))?;
+    check_regular(&meta, &shown)?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(os_path)
         .map_err(|e| io_error(&e, &shown, "cannot open"))?;
+    // The path may have been swapped for something else since the stat:
+    // check what was opened (O_NONBLOCK means the open itself never waits).
     let meta = file
         .metadata()
         .map_err(|e| io_error(&e, &shown, "cannot stat"))?;
-    let file_type = meta.file_type();
-    if !file_type.is_file() {
-        let what = if file_type.is_dir() {
-            "a directory"
-        } else if file_type.is_fifo() {
-            "a FIFO"
-        } else if file_type.is_socket() {
-            "a socket"
-        } else if file_type.is_char_device() {
-            "a character device"
-        } else if file_type.is_block_device() {
-            "a block device"
-        } else {
-            "not a regular file"
-        };
-        return Err(Error::invalid_argument(format!(
-            "'{shown}' is {what}; only regular files can be read"
-        )));
-    }
+    check_regular(&meta, &shown)?;
     read_bounded(file, meta.len(), max_bytes).map_err(|e| io_error(&e, &shown, "cannot read"))
+}
+
+/// InvalidArgument naming `path` unless `meta` is a regular file's.
+fn check_regular(meta: &std::fs::Metadata, path: &str) -> Result<()> {
+    let file_type = meta.file_type();
+    if file_type.is_file() {
+        return Ok(());
+    }
+    let what = if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    };
+    Err(Error::invalid_argument(format!(
+        "'{path}' is {what}; only regular files can be read"
+    )))
 }
 
 /// Reads to end of file or `max_bytes`, trusting `size_hint` only for the
@@ -184,6 +196,16 @@ mod tests {
         let e = read_file(bytes(&p), 10).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         assert!(e.message().contains("FIFO"), "{e}");
+    }
+
+    #[test]
+    fn socket_is_named_as_such() {
+        let dir = temp_dir("socket");
+        let p = dir.join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&p).unwrap();
+        let e = read_file(bytes(&p), 10).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().contains("is a socket"), "{e}");
     }
 
     #[test]

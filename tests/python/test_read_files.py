@@ -83,6 +83,25 @@ def test_on_error_empty_reports_status(tmp_path):
     assert messages[0] == b"" and all(messages[1:-1])
 
 
+def test_fifo_is_never_opened(tmp_path):
+    """A writer blocked opening a FIFO stays blocked: read_files rejects the
+    FIFO from stat alone, without opening it (which would release the
+    writer and throw its data away)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", f"open({str(fifo)!r}, 'wb').write(b'data')"])
+    try:
+        time.sleep(0.5)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="is a FIFO"):
+            rustfx.read_files([str(fifo)])
+        time.sleep(0.5)
+        assert writer.poll() is None, "read_files opened the FIFO"
+    finally:
+        writer.kill()
+        writer.wait()
+
+
 def test_first_failing_element_is_reported(tmp_path):
     paths = [str(tmp_path / "first_missing"), "/dev/zero"]
     with pytest.raises(tf.errors.NotFoundError, match="first_missing"):
