@@ -5,7 +5,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
 
-.PHONY: all setup build demo test test-rust test-python lint bench clean
+.PHONY: all setup build demo test test-rust test-python lint bench fuzz clean
 
 all: build
 
@@ -47,6 +47,13 @@ lint:
 
 bench: build
 	$(VPY) benches/bench_ops.py
+	cargo bench --bench core
+
+# Coverage-guided fuzzing, every target for FUZZ_SECONDS each (tests/fuzz/README.md).
+FUZZ_SECONDS ?= 60
+fuzz:
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	cargo clean
