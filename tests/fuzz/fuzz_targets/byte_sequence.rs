@@ -1,0 +1,195 @@
+//! Fuzz target `byte_sequence`: MalConv-style sequences with random
+//! `max_len`, `shift`, `pad_value` and sampling (valid and invalid).
+//!
+//! Checks:
+//! - `ByteSequence::new` is `Err(InvalidArgument)` exactly when `max_len` is
+//!   outside `1..=MAX_SEQUENCE_LEN`, `shift > i32::MAX - 255`, or the pad
+//!   lies in `shift..=shift + 255`; never panics;
+//! - `write` into a slice of exactly `max_len` equals the obvious oracle
+//!   (head, or head `ceil(max_len/2)` + tail `floor(max_len/2)`, each byte
+//!   `+ shift`, then the pad), and every value is a shifted byte or the pad;
+//! - `write` into a slice of any other length is `Err(InvalidArgument)` and
+//!   leaves the slice untouched;
+//! - `content_len` is `min(len, max_len)` and is exactly where the pad
+//!   starts; `malconv2(n)` equals `new(n, 1, 0, Head)`; `ember()` equals
+//!   `new(2^20, 0, 256, Head)` and (for about one input in 512) writes the
+//!   input unshifted then 256 up to 2^20.
+//!
+//! Rows are only materialised for `max_len <= 2^16` (plus that occasional
+//! `ember()` row), to keep the fuzzer fast; larger valid lengths are only
+//! validated.
+#![no_main]
+
+use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use libfuzzer_sys::fuzz_target;
+use rustfx::byte_sequence::{
+    ByteSequence, Sampling, EMBER_MALCONV_MAX_LEN, EMBER_MALCONV_PAD, MALCONV2_MAX_LEN,
+    MAX_SEQUENCE_LEN,
+};
+use rustfx::ErrorKind;
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Len {
+    Small(u8),
+    /// 0..=8192 (around the usual input sizes).
+    Medium(u16),
+    /// The largest length that is materialised.
+    Limit,
+    Ember,
+    Malconv2,
+    Max,
+    MaxPlus1,
+    Any(u64),
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Shift {
+    Zero,
+    One,
+    Small(i8),
+    Any(i32),
+    Top,
+    TopPlus1,
+    Min,
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Pad {
+    Any(i32),
+    /// shift + k - 1 for k in 0..=257: the edges of the byte range.
+    Near(u16),
+    Ember,
+    Zero,
+    MinusOne,
+    Min,
+    Max,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    len: Len,
+    shift: Shift,
+    pad: Pad,
+    head_tail: bool,
+    ember: bool,
+    wrong_len_delta: i8,
+    data: Vec<u8>,
+}
+
+const MATERIALISE_LIMIT: usize = 1 << 16;
+
+fn oracle(data: &[u8], max_len: usize, shift: i32, pad: i32, sampling: Sampling) -> Vec<i32> {
+    let kept: Vec<u8> = if data.len() <= max_len {
+        data.to_vec()
+    } else {
+        match sampling {
+            Sampling::Head => data[..max_len].to_vec(),
+            Sampling::HeadTail => {
+                let head = max_len.div_ceil(2);
+                let tail = max_len / 2;
+                let mut v = data[..head].to_vec();
+                v.extend_from_slice(&data[data.len() - tail..]);
+                v
+            }
+        }
+    };
+    let mut out: Vec<i32> = kept.iter().map(|&b| i32::from(b) + shift).collect();
+    out.resize(max_len, pad);
+    out
+}
+
+fuzz_target!(|input: Input| {
+    let data = &input.data[..];
+    let max_len = match input.len {
+        Len::Small(x) => usize::from(x),
+        Len::Medium(x) => usize::from(x) % 8193,
+        Len::Limit => MATERIALISE_LIMIT,
+        Len::Ember => EMBER_MALCONV_MAX_LEN,
+        Len::Malconv2 => MALCONV2_MAX_LEN,
+        Len::Max => MAX_SEQUENCE_LEN,
+        Len::MaxPlus1 => MAX_SEQUENCE_LEN + 1,
+        Len::Any(x) => x as usize,
+    };
+    let shift = match input.shift {
+        Shift::Zero => 0,
+        Shift::One => 1,
+        Shift::Small(x) => i32::from(x),
+        Shift::Any(x) => x,
+        Shift::Top => i32::MAX - 255,
+        Shift::TopPlus1 => i32::MAX - 254,
+        Shift::Min => i32::MIN,
+    };
+    let pad = match input.pad {
+        Pad::Any(x) => x,
+        Pad::Near(k) => shift.wrapping_add(i32::from(k % 258)).wrapping_sub(1),
+        Pad::Ember => EMBER_MALCONV_PAD,
+        Pad::Zero => 0,
+        Pad::MinusOne => -1,
+        Pad::Min => i32::MIN,
+        Pad::Max => i32::MAX,
+    };
+    let sampling = if input.head_tail {
+        Sampling::HeadTail
+    } else {
+        Sampling::Head
+    };
+
+    let valid = (1..=MAX_SEQUENCE_LEN).contains(&max_len)
+        && shift <= i32::MAX - 255
+        && !(i64::from(shift)..=i64::from(shift) + 255).contains(&i64::from(pad));
+    let seq = match ByteSequence::new(max_len, shift, pad, sampling) {
+        Ok(s) => {
+            assert!(valid, "accepted max_len {max_len} shift {shift} pad {pad}");
+            s
+        }
+        Err(e) => {
+            assert!(!valid, "rejected max_len {max_len} shift {shift} pad {pad}: {e}");
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(!e.message().is_empty());
+            return;
+        }
+    };
+    assert_eq!(
+        (seq.max_len(), seq.shift(), seq.pad_value(), seq.sampling()),
+        (max_len, shift, pad, sampling)
+    );
+    assert_eq!(seq.content_len(data.len()), data.len().min(max_len));
+    if sampling == Sampling::Head && shift == 1 && pad == 0 {
+        assert_eq!(ByteSequence::malconv2(max_len).unwrap(), seq);
+    }
+
+    if max_len <= MATERIALISE_LIMIT {
+        let mut out = vec![0x1234_5678; max_len];
+        seq.write(data, &mut out).unwrap();
+        assert_eq!(out, oracle(data, max_len, shift, pad, sampling));
+        let content = seq.content_len(data.len());
+        assert!(out[..content]
+            .iter()
+            .all(|&v| (i64::from(shift)..=i64::from(shift) + 255).contains(&i64::from(v))));
+        assert!(out[content..].iter().all(|&v| v == pad));
+
+        // A slice of the wrong length: error, untouched.
+        let wrong = max_len.saturating_add_signed(isize::from(input.wrong_len_delta));
+        if wrong != max_len && wrong <= MATERIALISE_LIMIT + 128 {
+            let mut out = vec![0x1234_5678; wrong];
+            let e = seq.write(data, &mut out).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(out.iter().all(|&v| v == 0x1234_5678));
+        }
+    }
+
+    // ember() is new(2^20, 0, 256, Head); its 4 MiB row is written only for
+    // one input in 512 or so (the write path is the same as above).
+    let ember = ByteSequence::ember();
+    assert_eq!(
+        ember,
+        ByteSequence::new(EMBER_MALCONV_MAX_LEN, 0, EMBER_MALCONV_PAD, Sampling::Head).unwrap()
+    );
+    if input.ember && input.wrong_len_delta == 0 {
+        let mut out = vec![-7; EMBER_MALCONV_MAX_LEN];
+        ember.write(data, &mut out).unwrap();
+        let n = data.len().min(EMBER_MALCONV_MAX_LEN);
+        assert!(out[..n].iter().zip(data).all(|(&v, &b)| v == i32::from(b)));
+        assert!(out[n..].iter().all(|&v| v == EMBER_MALCONV_PAD));
+    }
+});

@@ -1,0 +1,88 @@
+//! Fuzz target `hashing`: `fingerprint64` and `murmur3_x86_32` on arbitrary
+//! bytes.
+//!
+//! Checks: no panic; the same result for the same bytes at every alignment
+//! (the input is copied into a buffer at offsets 1..=15); `murmur3_x86_32`
+//! equals a straightforward transcription of Austin Appleby's reference
+//! MurmurHash3_x86_32 (seed taken from the input); both are deterministic
+//! (no hidden state).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use rustfx::hashing::{fingerprint64, murmur3_x86_32};
+
+/// MurmurHash3_x86_32 exactly as in the reference C++ (MurmurHash3.cpp).
+fn murmur3_reference(data: &[u8], seed: u32) -> u32 {
+    const C1: u32 = 0xcc9e2d51;
+    const C2: u32 = 0x1b873593;
+    let nblocks = data.len() / 4;
+    let mut h1 = seed;
+    for i in 0..nblocks {
+        let b = &data[i * 4..i * 4 + 4];
+        let mut k1 = u32::from(b[0])
+            | u32::from(b[1]) << 8
+            | u32::from(b[2]) << 16
+            | u32::from(b[3]) << 24;
+        k1 = k1.wrapping_mul(C1);
+        k1 = k1.rotate_left(15);
+        k1 = k1.wrapping_mul(C2);
+        h1 ^= k1;
+        h1 = h1.rotate_left(13);
+        h1 = h1.wrapping_mul(5).wrapping_add(0xe6546b64);
+    }
+    let tail = &data[nblocks * 4..];
+    let mut k1: u32 = 0;
+    // The reference's switch with fall-through.
+    if tail.len() >= 3 {
+        k1 ^= u32::from(tail[2]) << 16;
+    }
+    if tail.len() >= 2 {
+        k1 ^= u32::from(tail[1]) << 8;
+    }
+    if !tail.is_empty() {
+        k1 ^= u32::from(tail[0]);
+        k1 = k1.wrapping_mul(C1);
+        k1 = k1.rotate_left(15);
+        k1 = k1.wrapping_mul(C2);
+        h1 ^= k1;
+    }
+    h1 ^= data.len() as u32;
+    h1 ^= h1 >> 16;
+    h1 = h1.wrapping_mul(0x85ebca6b);
+    h1 ^= h1 >> 13;
+    h1 = h1.wrapping_mul(0xc2b2ae35);
+    h1 ^= h1 >> 16;
+    h1
+}
+
+fuzz_target!(|data: &[u8]| {
+    let fp = fingerprint64(data);
+    let seed = data
+        .first_chunk::<4>()
+        .map_or(0, |b| u32::from_le_bytes(*b));
+    let mm0 = murmur3_x86_32(data, 0);
+    let mms = murmur3_x86_32(data, seed);
+
+    assert_eq!(mm0, murmur3_reference(data, 0));
+    assert_eq!(mms, murmur3_reference(data, seed));
+    assert_eq!(fp, fingerprint64(data), "fingerprint64 is not deterministic");
+
+    // Same bytes, other alignments (and with junk before/after the slice).
+    let mut buf = vec![0xa5u8; data.len() + 32];
+    for offset in 1..16 {
+        buf[offset..offset + data.len()].copy_from_slice(data);
+        let s = &buf[offset..offset + data.len()];
+        assert_eq!(fingerprint64(s), fp, "fingerprint64 differs at offset {offset}");
+        assert_eq!(murmur3_x86_32(s, 0), mm0, "murmur3 differs at offset {offset}");
+        assert_eq!(murmur3_x86_32(s, seed), mms);
+    }
+
+    // Every prefix length around the algorithm's size classes (0..=16,
+    // 17..=32, 33..=64, 65+) of the input: no panic, and the reference agrees.
+    for len in [0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129] {
+        if let Some(p) = data.get(..len) {
+            let _ = fingerprint64(p);
+            assert_eq!(murmur3_x86_32(p, seed), murmur3_reference(p, seed));
+        }
+    }
+});

@@ -1,0 +1,283 @@
+//! Fuzz target `ngrams`: random `NgramConfig` (valid and invalid) and a
+//! random document through `ids`, `sequence`, `counts` and `for_each_gram`.
+//!
+//! Checks:
+//! - `NgramHasher::new` returns `Err(InvalidArgument)` exactly when the config
+//!   breaks a documented rule, and never panics;
+//! - every id is in `0..num_buckets`, and equals `bucket(gram)` of the gram
+//!   `for_each_gram` yields at the same position;
+//! - the number of grams matches a naive count for the `byte`, `char` and
+//!   `whitespace` tokenizers (and the grams themselves for `byte`);
+//! - `sequence` writes `min(ids, len)` ids equal to the prefix of `ids` and
+//!   fills the rest with the pad;
+//! - `counts` gives sorted, distinct indices `< num_buckets`, exactly the
+//!   buckets of the grams, with finite values that are non-zero unless signed
+//!   occurrences cancel (`alternate_sign` without `binary`); raw counts sum to the number of grams (or to the sum of
+//!   signs with `alternate_sign`); `binary` gives only 1s before the norm;
+//!   with `l1` / `l2` a row with a non-zero value has unit norm.
+#![no_main]
+
+use libfuzzer_sys::arbitrary::{self, Arbitrary};
+use libfuzzer_sys::fuzz_target;
+use rustfx::ngrams::{
+    CountOptions, HashFamily, NgramConfig, NgramHasher, Norm, SparseRow, Tokenizer,
+    MAX_MURMUR3_BUCKETS, MAX_NGRAM_WIDTH, MAX_NGRAM_WIDTHS,
+};
+use rustfx::ErrorKind;
+use std::ops::ControlFlow;
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Tok {
+    Whitespace,
+    Word,
+    Char,
+    Byte,
+    SklearnWord,
+    SklearnChar,
+    SklearnCharWb,
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Buckets {
+    Small(u8),
+    Medium(u32),
+    Any(u64),
+    Zero,
+    One,
+    MurmurMax,
+    MurmurMaxPlus1,
+    I64Max,
+    I64MaxPlus1,
+    U64Max,
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Widths {
+    /// 1..=4 widths of 0..=70 (the common case, sometimes invalid widths).
+    Few([u8; 4], u8),
+    /// No width at all (invalid).
+    Empty,
+    /// `n % 70` copies of one width (more than 64 entries is invalid).
+    Many(u8, u8),
+}
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    tokenizer: Tok,
+    widths: Widths,
+    buckets: Buckets,
+    murmur: bool,
+    lowercase: bool,
+    sequence_len: u8,
+    pad: i64,
+    binary: bool,
+    alternate_sign: bool,
+    norm: u8,
+    doc: Vec<u8>,
+}
+
+fn widths(w: Widths) -> Vec<usize> {
+    match w {
+        Widths::Few(ws, n) => ws[..1 + usize::from(n % 4)]
+            .iter()
+            .map(|&x| usize::from(x % 71))
+            .collect(),
+        Widths::Empty => Vec::new(),
+        Widths::Many(x, n) => vec![usize::from(x % 71); usize::from(n % 70)],
+    }
+}
+
+fn num_buckets(b: Buckets) -> u64 {
+    match b {
+        Buckets::Small(x) => u64::from(x),
+        Buckets::Medium(x) => u64::from(x),
+        Buckets::Any(x) => x,
+        Buckets::Zero => 0,
+        Buckets::One => 1,
+        Buckets::MurmurMax => MAX_MURMUR3_BUCKETS,
+        Buckets::MurmurMaxPlus1 => MAX_MURMUR3_BUCKETS + 1,
+        Buckets::I64Max => i64::MAX as u64,
+        Buckets::I64MaxPlus1 => i64::MAX as u64 + 1,
+        Buckets::U64Max => u64::MAX,
+    }
+}
+
+fn tokenizer(t: Tok) -> Tokenizer {
+    match t {
+        Tok::Whitespace => Tokenizer::Whitespace,
+        Tok::Word => Tokenizer::Word,
+        Tok::Char => Tokenizer::Char,
+        Tok::Byte => Tokenizer::Byte,
+        Tok::SklearnWord => Tokenizer::SklearnWord,
+        Tok::SklearnChar => Tokenizer::SklearnChar,
+        Tok::SklearnCharWb => Tokenizer::SklearnCharWb,
+    }
+}
+
+/// The documented validity rules of `NgramHasher::new`.
+fn config_is_valid(c: &NgramConfig) -> bool {
+    let buckets_ok = c.num_buckets >= 1
+        && c.num_buckets <= i64::MAX as u64
+        && (c.hash != HashFamily::Murmur3 || c.num_buckets <= MAX_MURMUR3_BUCKETS);
+    let widths_ok = !c.widths.is_empty()
+        && c.widths.len() <= MAX_NGRAM_WIDTHS
+        && c.widths.iter().all(|&w| (1..=MAX_NGRAM_WIDTH).contains(&w));
+    buckets_ok && widths_ok
+}
+
+/// Naive number of grams, for the tokenizers where it is simple to state.
+fn expected_gram_count(c: &NgramConfig, doc: &[u8]) -> Option<usize> {
+    let units = match c.tokenizer {
+        Tokenizer::Byte => doc.len(),
+        Tokenizer::Char => String::from_utf8_lossy(doc).chars().count(),
+        Tokenizer::Whitespace => doc
+            .split(|&b| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+            .filter(|t| !t.is_empty())
+            .count(),
+        _ => return None,
+    };
+    Some(
+        c.widths
+            .iter()
+            .map(|&w| (units + 1).saturating_sub(w))
+            .sum(),
+    )
+}
+
+fuzz_target!(|input: Input| {
+    let config = NgramConfig {
+        tokenizer: tokenizer(input.tokenizer),
+        widths: widths(input.widths),
+        lowercase: input.lowercase,
+        hash: if input.murmur {
+            HashFamily::Murmur3
+        } else {
+            HashFamily::Fingerprint64
+        },
+        num_buckets: num_buckets(input.buckets),
+    };
+    let valid = config_is_valid(&config);
+    let hasher = match NgramHasher::new(config.clone()) {
+        Ok(h) => {
+            assert!(valid, "accepted an invalid config: {config:?}");
+            h
+        }
+        Err(e) => {
+            assert!(!valid, "rejected a valid config {config:?}: {e}");
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(!e.message().is_empty());
+            return;
+        }
+    };
+    let n = config.num_buckets;
+    let doc = &input.doc[..];
+
+    // ids, checked against for_each_gram + bucket.
+    let mut ids = Vec::new();
+    hasher.ids(doc, &mut ids);
+    let mut grams: Vec<Vec<u8>> = Vec::new();
+    hasher.for_each_gram(doc, |g| {
+        grams.push(g.to_vec());
+        ControlFlow::Continue(())
+    });
+    assert_eq!(ids.len(), grams.len());
+    for (&id, gram) in ids.iter().zip(&grams) {
+        assert!(id >= 0 && (id as u64) < n, "id {id} out of [0, {n})");
+        let b = hasher.bucket(gram);
+        assert_eq!(b.index as i64, id);
+        assert!(b.sign == 1 || b.sign == -1);
+        if config.hash == HashFamily::Fingerprint64 {
+            assert_eq!(b.sign, 1);
+        }
+    }
+    if let Some(expected) = expected_gram_count(&config, doc) {
+        assert_eq!(ids.len(), expected, "gram count for {config:?}");
+    }
+    if config.tokenizer == Tokenizer::Byte {
+        let text = if config.lowercase {
+            doc.to_ascii_lowercase()
+        } else {
+            doc.to_vec()
+        };
+        let naive: Vec<Vec<u8>> = config
+            .widths
+            .iter()
+            .flat_map(|&w| text.windows(w).map(<[u8]>::to_vec).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(grams, naive);
+    }
+
+    // Early break of for_each_gram: stops after exactly k grams.
+    let k = usize::from(input.sequence_len % 8);
+    let mut seen = 0usize;
+    hasher.for_each_gram(doc, |_| {
+        seen += 1;
+        if seen >= k.max(1) {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    assert_eq!(seen, ids.len().min(k.max(1)));
+
+    // sequence: prefix of ids, then the pad.
+    let len = usize::from(input.sequence_len % 65);
+    let mut out = vec![0x5a5a_5a5a_i64; len];
+    let written = hasher.sequence(doc, input.pad, &mut out);
+    assert_eq!(written, ids.len().min(len));
+    assert_eq!(&out[..written], &ids[..written]);
+    assert!(out[written..].iter().all(|&v| v == input.pad));
+
+    // counts.
+    let options = CountOptions {
+        binary: input.binary,
+        alternate_sign: input.alternate_sign,
+        norm: match input.norm % 3 {
+            0 => Norm::None,
+            1 => Norm::L1,
+            _ => Norm::L2,
+        },
+    };
+    let mut row = SparseRow {
+        indices: vec![7, 3],
+        values: vec![1.0],
+    };
+    hasher.counts(doc, &options, &mut row);
+    assert_eq!(row.indices.len(), row.values.len());
+    assert!(row.indices.windows(2).all(|w| w[0] < w[1]), "indices not sorted/distinct");
+    assert!(row.indices.iter().all(|&i| i < n));
+    assert!(row.values.iter().all(|v| v.is_finite()), "{row:?}");
+    // The indices are exactly the buckets that occurred (a bucket whose
+    // signed occurrences cancel keeps an explicit 0, like scipy's
+    // sum_duplicates), so a zero value needs alternate_sign and no binary.
+    let mut id_set: Vec<u64> = ids.iter().map(|&i| i as u64).collect();
+    id_set.sort_unstable();
+    id_set.dedup();
+    assert_eq!(row.indices, id_set);
+    if !options.alternate_sign || options.binary || config.hash == HashFamily::Fingerprint64 {
+        assert!(row.values.iter().all(|&v| v != 0.0), "{row:?}");
+    }
+    let nonzero = row.values.iter().any(|&v| v != 0.0);
+    match options.norm {
+        Norm::None if options.binary => assert!(row.values.iter().all(|&v| v == 1.0)),
+        Norm::None => {
+            let sum: f64 = row.values.iter().map(|&v| f64::from(v)).sum();
+            let expected: i64 = if options.alternate_sign {
+                grams.iter().map(|g| i64::from(hasher.bucket(g).sign)).sum()
+            } else {
+                ids.len() as i64
+            };
+            assert_eq!(sum, expected as f64);
+            assert!(row.values.iter().all(|v| v.fract() == 0.0));
+        }
+        Norm::L1 if nonzero => {
+            let s: f64 = row.values.iter().map(|&v| f64::from(v).abs()).sum();
+            assert!((s - 1.0).abs() < 1e-4, "l1 norm {s}");
+        }
+        Norm::L2 if nonzero => {
+            let s: f64 = row.values.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+            assert!((s - 1.0).abs() < 1e-4, "squared l2 norm {s}");
+        }
+        _ => {}
+    }
+});
