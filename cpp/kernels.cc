@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 
 #include "rustfx_common.h"
 #include "tensorflow/core/framework/op_kernel.h"
@@ -77,7 +78,7 @@ void ComputeRows(OpKernelContext* ctx, const std::string& op_name,
   ForEachElement(ctx, docs, cost_per_byte, [&](int64_t i) {
     try {
       write(AsBytes(docs(i)), rust::Slice<T>(rows + i * width, width));
-    } catch (const rust::Error& e) {
+    } catch (const std::exception& e) {
       error.Record(i, InternalFromRust(op_name.c_str(), e));
     }
   });
@@ -169,7 +170,13 @@ class HashedNgramCountsKernel : public NgramKernel {
                          rust::Vec<float> values;
                          op().append_counts(doc, indices, values);
                          std::fill(row.begin(), row.end(), 0.0f);
+                         // Rust guarantees index < num_buckets; checked
+                         // anyway, as a wrong index here would write out of
+                         // bounds.
                          for (size_t k = 0; k < indices.size(); ++k) {
+                           if (indices[k] < 0 || indices[k] >= row.size()) {
+                             throw std::out_of_range("bucket index out of range");
+                           }
                            row[indices[k]] = values[k];
                          }
                        });

@@ -101,8 +101,9 @@ absl::Status ByteSequenceParamsFromAttrs(AttrSource* attrs,
 }
 
 // A Rust call that failed at run time: Rust extractors only fail on a bug
-// (a caught panic), so this is Internal and names the op.
-inline absl::Status InternalFromRust(const char* op, const rust::Error& e) {
+// (a caught panic, or a broken invariant), so this is Internal and names
+// the op.
+inline absl::Status InternalFromRust(const char* op, const std::exception& e) {
   return absl::InternalError(std::string(op) + ": " + e.what());
 }
 
