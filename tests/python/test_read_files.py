@@ -90,9 +90,12 @@ def test_fifo_is_never_opened(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     writer = subprocess.Popen(
-        [sys.executable, "-c", f"open({str(fifo)!r}, 'wb').write(b'data')"])
+        [sys.executable, "-c",
+         f"print('opening', flush=True); open({str(fifo)!r}, 'wb').write(b'data')"],
+        stdout=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.5)
+        assert writer.stdout.readline().strip() == "opening"
+        time.sleep(0.5)  # now blocked in open(), waiting for a reader
         with pytest.raises(tf.errors.InvalidArgumentError, match="is a FIFO"):
             rustfx.read_files([str(fifo)])
         time.sleep(0.5)
