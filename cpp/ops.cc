@@ -184,7 +184,6 @@ input.shape + [256].
 REGISTER_OP("Rustfx>StringFeatures")
     .Input("input: string")
     .Output("features: float")
-    .RUSTFX_EMPTY_ATTR
     .SetShapeFn(ByteFeatureShape("strings"))
     .Doc(R"doc(
 EMBER StringExtractor features of printable runs (104 values in EMBER's

@@ -74,9 +74,11 @@ template <typename AttrSource>
 absl::Status ByteFeatureParamsFromAttrs(AttrSource* attrs,
                                         const std::string& kind,
                                         ByteFeatureParams* params) {
-  std::string empty;
+  // EMBER's string features are zeros, never NaN, without strings: that op
+  // has no `empty` attr.
+  std::string empty = "zeros";
   int64_t window = 0, step = 0;
-  TF_RETURN_IF_ERROR(attrs->GetAttr("empty", &empty));
+  if (kind != "strings") TF_RETURN_IF_ERROR(attrs->GetAttr("empty", &empty));
   if (kind == "entropy_histogram") {
     TF_RETURN_IF_ERROR(attrs->GetAttr("window", &window));
     TF_RETURN_IF_ERROR(attrs->GetAttr("step", &step));
