@@ -62,6 +62,24 @@ void ForEachElement(OpKernelContext* ctx,
                     });
 }
 
+// ForEachElement for work that calls into Rust: an exception from element i
+// (rust::Error from a caught panic, or a broken invariant) becomes Internal
+// naming the op; the error of the lowest failing element is returned.
+absl::Status ForEachRustCall(OpKernelContext* ctx,
+                             const tensorflow::TTypes<tstring>::ConstFlat& docs,
+                             int64_t cost_per_byte, const std::string& op_name,
+                             const std::function<void(int64_t)>& work) {
+  FirstError error;
+  ForEachElement(ctx, docs, cost_per_byte, [&](int64_t i) {
+    try {
+      work(i);
+    } catch (const std::exception& e) {
+      error.Record(i, InternalFromRust(op_name.c_str(), e));
+    }
+  });
+  return error.status();
+}
+
 // Runs a Rust row writer over every element into output 0, of shape
 // input.shape + [width]; `write(doc, row)` throws rust::Error on a bug.
 template <typename T, typename Write>
@@ -74,15 +92,12 @@ void ComputeRows(OpKernelContext* ctx, const std::string& op_name,
   OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &output));
   auto docs = input.flat<tstring>();
   T* rows = output->flat<T>().data();
-  FirstError error;
-  ForEachElement(ctx, docs, cost_per_byte, [&](int64_t i) {
-    try {
-      write(AsBytes(docs(i)), rust::Slice<T>(rows + i * width, width));
-    } catch (const std::exception& e) {
-      error.Record(i, InternalFromRust(op_name.c_str(), e));
-    }
-  });
-  OP_REQUIRES_OK(ctx, error.status());
+  OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, docs, cost_per_byte, op_name,
+                                      [&](int64_t i) {
+                                        write(AsBytes(docs(i)),
+                                              rust::Slice<T>(rows + i * width,
+                                                             width));
+                                      }));
 }
 
 // Base of the n-gram kernels: builds the Rust hasher once from the attrs.
@@ -115,15 +130,9 @@ class HashedNgramsKernel : public NgramKernel {
     auto docs = ctx->input(0).flat<tstring>();
     const int64_t n = docs.size();
     std::vector<rust::Vec<int64_t>> rows(n);
-    FirstError error;
-    ForEachElement(ctx, docs, 20, [&](int64_t i) {
-      try {
-        op().append_ids(AsBytes(docs(i)), rows[i]);
-      } catch (const rust::Error& e) {
-        error.Record(i, InternalFromRust(name_.c_str(), e));
-      }
-    });
-    OP_REQUIRES_OK(ctx, error.status());
+    OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, docs, 20, name_, [&](int64_t i) {
+                         op().append_ids(AsBytes(docs(i)), rows[i]);
+                       }));
 
     Tensor* splits = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n + 1}), &splits));
@@ -193,15 +202,10 @@ class HashedNgramSparseCountsKernel : public NgramKernel {
     const int64_t n = docs.size();
     std::vector<rust::Vec<int64_t>> row_indices(n);
     std::vector<rust::Vec<float>> row_values(n);
-    FirstError error;
-    ForEachElement(ctx, docs, 25, [&](int64_t i) {
-      try {
-        op().append_counts(AsBytes(docs(i)), row_indices[i], row_values[i]);
-      } catch (const rust::Error& e) {
-        error.Record(i, InternalFromRust(name_.c_str(), e));
-      }
-    });
-    OP_REQUIRES_OK(ctx, error.status());
+    OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, docs, 25, name_, [&](int64_t i) {
+                         op().append_counts(AsBytes(docs(i)), row_indices[i],
+                                            row_values[i]);
+                       }));
 
     int64_t nnz = 0;
     for (const auto& row : row_indices) nnz += row.size();
