@@ -41,7 +41,7 @@ mod tensorflow {
             build.flag(flag);
         }
         // TF's headers no longer carry its version (Bazel passes it), so we
-        // record the version that gave us these flags; see cpp/ops.cc.
+        // record the version that gave us these flags; see cpp/version.cc.
         build.define("RUSTFX_TF_VERSION", format!("\"{version}\"").as_str());
         // The op and kernel registrations are static initializers nothing
         // references: without +whole-archive the linker drops them.

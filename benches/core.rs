@@ -7,10 +7,13 @@
 //! keeps the dependency list to the design card.
 
 use rustfx::batch::map_documents;
-use rustfx::byte_features::{byte_histogram, string_features, EmptyInput, EntropyHistogram};
+use rustfx::byte_features::{
+    ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures, EMBER_STEP, EMBER_WINDOW,
+};
 use rustfx::byte_sequence::ByteSequence;
+use rustfx::extractor::RowExtractor;
 use rustfx::ngrams::{
-    CountOptions, HashFamily, NgramConfig, NgramHasher, Norm, SparseRow, Tokenizer,
+    CountOptions, HashFamily, NgramConfig, NgramCounter, NgramHasher, Norm, SparseRow, Tokenizer,
 };
 use std::hint::black_box;
 use std::time::Instant;
@@ -56,6 +59,11 @@ fn bench<T: Send>(name: &str, docs: &[Vec<u8>], extract: impl Fn(&[u8]) -> T + S
     );
 }
 
+/// Any fixed-width extractor, one row per document.
+fn bench_rows<E: RowExtractor>(name: &str, docs: &[Vec<u8>], extractor: &E) {
+    bench(name, docs, |d| extractor.row(d));
+}
+
 fn hasher(
     tokenizer: Tokenizer,
     hash: HashFamily,
@@ -83,28 +91,22 @@ fn main() {
         text.iter().map(Vec::len).sum::<usize>() as f64 / 1e6,
         rayon::current_num_threads()
     );
-    bench("byte_histogram (all)", &docs, |d| {
-        let mut row = [0f32; 256];
-        byte_histogram(d, EmptyInput::Zeros, &mut row);
-        row
-    });
-    let entropy = EntropyHistogram::default();
-    bench("byte_entropy_histogram 2048/1024 (all)", &docs, |d| {
-        let mut row = [0f32; 256];
-        entropy.compute(d, EmptyInput::Zeros, &mut row);
-        row
-    });
-    bench("string_features (all)", &docs, |d| {
-        let mut row = [0f32; 104];
-        string_features(d, EmptyInput::Zeros, &mut row);
-        row
-    });
-    let seq = ByteSequence::malconv2(1 << 16).expect("valid");
-    bench("byte_sequence malconv2 64 KiB (all)", &docs, |d| {
-        let mut row = vec![0i32; seq.max_len()];
-        seq.write(d, &mut row).expect("right length");
-        row
-    });
+    bench_rows(
+        "byte_histogram (all)",
+        &docs,
+        &ByteHistogram::new(EmptyInput::Zeros),
+    );
+    bench_rows(
+        "byte_entropy_histogram 2048/1024 (all)",
+        &docs,
+        &ByteEntropyHistogram::new(EMBER_WINDOW, EMBER_STEP, EmptyInput::Zeros).expect("valid"),
+    );
+    bench_rows("string_features (all)", &docs, &StringFeatures);
+    bench_rows(
+        "byte_sequence malconv2 64 KiB (all)",
+        &docs,
+        &ByteSequence::malconv2(1 << 16).expect("valid"),
+    );
     let ids = |h: NgramHasher| {
         move |d: &[u8]| {
             let mut out = Vec::new();
@@ -148,9 +150,10 @@ fn main() {
         alternate_sign: true,
         norm: Norm::L2,
     };
+    let counter = NgramCounter::new(sk, l2).expect("valid");
     bench("ngrams sklearn_word 1-2 counts l2 (text)", &text, |d| {
         let mut row = SparseRow::default();
-        sk.counts(d, &l2, &mut row);
+        counter.counts(d, &mut row);
         row
     });
 }

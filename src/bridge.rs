@@ -1,19 +1,25 @@
 //! The cxx bridge between the C++ TensorFlow kernels in `cpp/` and the core.
 //!
-//! Thin on purpose: each function converts parameters, calls the core and
-//! turns its errors into `Result` (which cxx throws as `rust::Error`, caught
-//! by the kernel) or into a [`Status`] with a TensorFlow code. Every entry
-//! runs inside [`guard`], so a Rust panic never unwinds into C++: it becomes
-//! an error that names the operation.
+//! Thin on purpose: a constructor per extractor turns typed parameters into
+//! the core type (whose `new` checks every rule), and the kernels drive it
+//! through a handful of calls. Closed sets of values cross as shared enums,
+//! parsed from their names by the core's `from_name`, never compared as
+//! strings. Every entry runs inside [`guard`], so a Rust panic never unwinds
+//! into C++: it becomes an error that names the operation.
+//!
+//! Adding a fixed-width extractor: implement
+//! [`RowExtractor`](crate::extractor::RowExtractor) in the core, and add one
+//! `new_*` constructor below returning the row type of its value type
+//! (`FloatRows`, `Int32Rows` or `Int64Rows`); the C++ `RowKernel` does the rest.
 
-use crate::byte_features::{
-    byte_histogram, string_features, EmptyInput, EntropyHistogram, BYTE_ENTROPY_HISTOGRAM_DIM,
-    BYTE_HISTOGRAM_DIM, MAX_WINDOW, STRING_FEATURES_DIM,
-};
+use crate::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
 use crate::byte_sequence::{ByteSequence, Sampling};
+use crate::extractor::RowExtractor;
 use crate::ngrams::{
-    CountOptions, HashFamily, NgramConfig, NgramHasher, Norm, SparseRow, Tokenizer,
+    CountOptions, HashFamily, NgramConfig, NgramCounter, NgramCounts, NgramHasher, NgramSequence,
+    Norm, SparseRow, Tokenizer,
 };
+use crate::read::OnError;
 use crate::{Error, ErrorKind, Result};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -38,78 +44,131 @@ mod ffi {
         message: String,
     }
 
-    /// Attributes of the hashed n-gram ops. `output` is "ids", "sequence",
-    /// "dense_counts" or "sparse_counts"; fields of other outputs are ignored.
+    /// `ngrams::Tokenizer`.
+    enum Tokenizer {
+        Whitespace,
+        Word,
+        Char,
+        Byte,
+        SklearnWord,
+        SklearnChar,
+        SklearnCharWb,
+    }
+
+    /// `ngrams::HashFamily`.
+    enum HashFamily {
+        Fingerprint64,
+        Murmur3,
+    }
+
+    /// `ngrams::Norm`.
+    enum Norm {
+        None,
+        L1,
+        L2,
+    }
+
+    /// `byte_features::EmptyInput`.
+    enum EmptyInput {
+        Zeros,
+        Nan,
+    }
+
+    /// `byte_sequence::Sampling`.
+    enum Sampling {
+        Head,
+        HeadTail,
+    }
+
+    /// `read::OnError`.
+    enum OnError {
+        Raise,
+        Empty,
+    }
+
+    /// The attributes every hashed n-gram op has.
     struct NgramParams {
-        tokenizer: String,
+        tokenizer: Tokenizer,
         widths: Vec<i64>,
         lowercase: bool,
-        hash: String,
+        hash: HashFamily,
         num_buckets: i64,
-        output: String,
-        max_tokens: i64,
-        pad_value: i64,
+    }
+
+    /// The weighting attributes of the counts outputs.
+    struct CountParams {
         binary: bool,
         alternate_sign: bool,
-        norm: String,
-    }
-
-    /// Attributes of the fixed-width byte feature ops. `kind` is "histogram",
-    /// "entropy_histogram" (uses window, step) or "strings".
-    struct ByteFeatureParams {
-        kind: String,
-        window: i64,
-        step: i64,
-        empty: String,
-    }
-
-    /// Attributes of the byte sequence op.
-    struct ByteSequenceParams {
-        max_len: i64,
-        shift: i64,
-        pad_value: i64,
-        sampling: String,
+        norm: Norm,
     }
 
     // ---- Rust functions the kernels call ------------------------------------
 
     extern "Rust" {
-        /// A validated n-gram hasher; immutable, shared by all Compute calls.
-        type NgramOp;
-        fn new_ngram_op(params: &NgramParams) -> Result<Box<NgramOp>>;
-        fn append_ids(self: &NgramOp, doc: &[u8], ids: &mut Vec<i64>) -> Result<()>;
-        fn write_sequence(self: &NgramOp, doc: &[u8], pad: i64, out: &mut [i64]) -> Result<()>;
+        // Names of closed sets of values (the core's `from_name`).
+        fn parse_tokenizer(name: &str) -> Result<Tokenizer>;
+        fn parse_hash_family(name: &str) -> Result<HashFamily>;
+        fn parse_norm(name: &str) -> Result<Norm>;
+        fn parse_empty_input(name: &str) -> Result<EmptyInput>;
+        fn parse_sampling(name: &str) -> Result<Sampling>;
+        fn parse_on_error(name: &str) -> Result<OnError>;
+
+        /// A validated fixed-width extractor of float32 rows.
+        type FloatRows;
+        fn width(self: &FloatRows) -> usize;
+        fn write_row(self: &FloatRows, doc: &[u8], out: &mut [f32]) -> Result<()>;
+
+        /// A validated fixed-width extractor of int32 rows.
+        type Int32Rows;
+        fn width(self: &Int32Rows) -> usize;
+        fn write_row(self: &Int32Rows, doc: &[u8], out: &mut [i32]) -> Result<()>;
+
+        /// A validated fixed-width extractor of int64 rows.
+        type Int64Rows;
+        fn width(self: &Int64Rows) -> usize;
+        fn write_row(self: &Int64Rows, doc: &[u8], out: &mut [i64]) -> Result<()>;
+
+        // Fixed-width extractors, one constructor each.
+        fn new_byte_histogram(empty: EmptyInput) -> Result<Box<FloatRows>>;
+        fn new_byte_entropy_histogram(
+            window: i64,
+            step: i64,
+            empty: EmptyInput,
+        ) -> Result<Box<FloatRows>>;
+        fn new_string_features() -> Result<Box<FloatRows>>;
+        fn new_byte_sequence(
+            max_len: i64,
+            shift: i64,
+            pad_value: i64,
+            sampling: Sampling,
+        ) -> Result<Box<Int32Rows>>;
+        fn new_ngram_sequence(
+            params: &NgramParams,
+            max_tokens: i64,
+            pad_value: i64,
+        ) -> Result<Box<Int64Rows>>;
+        fn new_ngram_counts(params: &NgramParams, counts: &CountParams) -> Result<Box<FloatRows>>;
+
+        /// Hashed n-gram ids of any length (the ragged output).
+        type NgramRagged;
+        fn new_ngram_ragged(params: &NgramParams) -> Result<Box<NgramRagged>>;
+        fn append_ids(self: &NgramRagged, doc: &[u8], ids: &mut Vec<i64>) -> Result<()>;
+
+        /// Bags of hashed n-grams as sparse rows (the sparse output).
+        type NgramSparse;
+        fn new_ngram_sparse(params: &NgramParams, counts: &CountParams)
+            -> Result<Box<NgramSparse>>;
         fn append_counts(
-            self: &NgramOp,
+            self: &NgramSparse,
             doc: &[u8],
             indices: &mut Vec<i64>,
             values: &mut Vec<f32>,
         ) -> Result<()>;
 
-        /// A validated byte feature extractor with a fixed output width.
-        type ByteFeatureOp;
-        fn new_byte_feature_op(params: &ByteFeatureParams) -> Result<Box<ByteFeatureOp>>;
-        fn width(self: &ByteFeatureOp) -> usize;
-        fn write_row(self: &ByteFeatureOp, doc: &[u8], out: &mut [f32]) -> Result<()>;
-
-        /// A validated byte sequence extractor.
-        type ByteSequenceOp;
-        fn new_byte_sequence_op(params: &ByteSequenceParams) -> Result<Box<ByteSequenceOp>>;
-        fn max_len(self: &ByteSequenceOp) -> usize;
-        fn write_row(self: &ByteSequenceOp, doc: &[u8], out: &mut [i32]) -> Result<()>;
-
         fn check_max_bytes(max_bytes: i64) -> Result<()>;
         fn read_file(path: &[u8], max_bytes: i64, contents: &mut Vec<u8>) -> Status;
     }
 }
-
-pub use ffi::{ByteFeatureParams, ByteSequenceParams, NgramParams, Status, StatusCode};
-
-/// The largest `max_tokens` of the sequence output (per element).
-pub const MAX_SEQUENCE_TOKENS: i64 = 1 << 24;
-
-/// The most buckets of the dense counts output (4 MiB of float32 per row).
-pub const MAX_DENSE_BUCKETS: i64 = 1 << 20;
 
 type BridgeResult<T> = std::result::Result<T, String>;
 
@@ -131,104 +190,231 @@ fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> BridgeResult<T> {
     }
 }
 
-/// The core n-gram hasher behind the bridge, with its count options.
-pub struct NgramOp {
-    hasher: NgramHasher,
-    counts: CountOptions,
-}
+// ---- Shared enums ----------------------------------------------------------
 
-fn new_ngram_op(params: &NgramParams) -> BridgeResult<Box<NgramOp>> {
-    guard("new_ngram_op", || {
-        let hasher = NgramHasher::new(ngram_config(params)?)?;
-        let counts = CountOptions {
-            binary: params.binary,
-            alternate_sign: params.alternate_sign,
-            norm: Norm::from_name(&params.norm)?,
-        };
-        match params.output.as_str() {
-            "ids" => {}
-            "sequence" => check_sequence(params)?,
-            "dense_counts" | "sparse_counts" => {
-                if params.output == "dense_counts" && params.num_buckets > MAX_DENSE_BUCKETS {
-                    return Err(Error::invalid_argument(format!(
-                        "num_buckets must be in [1, {MAX_DENSE_BUCKETS}] for dense counts \
-                         (one float32 row per element), got {}; use output='sparse'",
-                        params.num_buckets
-                    )));
+/// Pairs a shared enum with its core enum: `parse` (the core's `from_name`,
+/// for C++), `From<core>` (an exhaustive match: a new core variant does not
+/// compile until it has a shared one) and `from_ffi`. A cxx enum can hold
+/// any discriminant, so `from_ffi` has a fallback, reported as a bug.
+macro_rules! shared_enum {
+    ($parse:ident, $ty:ident { $($variant:ident),+ $(,)? }) => {
+        fn $parse(name: &str) -> BridgeResult<ffi::$ty> {
+            guard(stringify!($parse), || $ty::from_name(name).map(ffi::$ty::from))
+        }
+
+        impl From<$ty> for ffi::$ty {
+            fn from(value: $ty) -> Self {
+                match value {
+                    $($ty::$variant => ffi::$ty::$variant,)+
                 }
-                if counts.alternate_sign && hasher.config().hash != HashFamily::Murmur3 {
-                    return Err(Error::invalid_argument(
-                        "alternate_sign=True needs hash='murmur3' (Fingerprint64 has no sign)",
-                    ));
-                }
-            }
-            other => {
-                return Err(Error::invalid_argument(format!(
-                "output must be one of ids, sequence, dense_counts, sparse_counts, got '{other}'"
-            )))
             }
         }
-        Ok(Box::new(NgramOp { hasher, counts }))
+
+        // Not every shared enum comes back to Rust (OnError stays in C++).
+        #[allow(dead_code)]
+        impl ffi::$ty {
+            fn to_core(self) -> Result<$ty> {
+                match self {
+                    $(ffi::$ty::$variant => Ok($ty::$variant),)+
+                    _ => Err(Error::new(
+                        ErrorKind::Internal,
+                        format!("invalid {} value {} (a bug in rustfx)", stringify!($ty), self.repr),
+                    )),
+                }
+            }
+        }
+    };
+}
+
+shared_enum!(
+    parse_tokenizer,
+    Tokenizer {
+        Whitespace,
+        Word,
+        Char,
+        Byte,
+        SklearnWord,
+        SklearnChar,
+        SklearnCharWb,
+    }
+);
+shared_enum!(
+    parse_hash_family,
+    HashFamily {
+        Fingerprint64,
+        Murmur3
+    }
+);
+shared_enum!(parse_norm, Norm { None, L1, L2 });
+shared_enum!(parse_empty_input, EmptyInput { Zeros, Nan });
+shared_enum!(parse_sampling, Sampling { Head, HeadTail });
+shared_enum!(parse_on_error, OnError { Raise, Empty });
+
+// ---- Fixed-width extractors --------------------------------------------------
+
+/// Defines an opaque row type over any [`RowExtractor`] of one value type.
+macro_rules! row_type {
+    ($name:ident, $value:ty) => {
+        /// A validated fixed-width extractor behind the bridge.
+        pub struct $name(Box<dyn RowExtractor<Value = $value>>);
+
+        impl $name {
+            fn boxed(extractor: impl RowExtractor<Value = $value> + 'static) -> Box<Self> {
+                Box::new($name(Box::new(extractor)))
+            }
+
+            fn width(&self) -> usize {
+                self.0.width()
+            }
+
+            fn write_row(&self, doc: &[u8], out: &mut [$value]) -> BridgeResult<()> {
+                guard(stringify!($name), || self.0.write_row(doc, out))
+            }
+        }
+    };
+}
+
+row_type!(FloatRows, f32);
+row_type!(Int32Rows, i32);
+row_type!(Int64Rows, i64);
+
+/// A size parameter as `usize`; a negative value maps to 0, which every
+/// core constructor rejects with its own message.
+fn size(value: i64) -> usize {
+    usize::try_from(value).unwrap_or(0)
+}
+
+/// An int32 parameter, or an error naming it.
+fn int32(name: &str, value: i64) -> Result<i32> {
+    i32::try_from(value)
+        .map_err(|_| Error::invalid_argument(format!("{name} must fit in int32, got {value}")))
+}
+
+fn new_byte_histogram(empty: ffi::EmptyInput) -> BridgeResult<Box<FloatRows>> {
+    guard("new_byte_histogram", || {
+        Ok(FloatRows::boxed(ByteHistogram::new(empty.to_core()?)))
     })
 }
 
-fn ngram_config(params: &NgramParams) -> Result<NgramConfig> {
-    let widths = params
-        .widths
-        .iter()
-        // A negative width maps to 0, which NgramHasher::new rejects.
-        .map(|&w| usize::try_from(w).unwrap_or(0))
-        .collect();
-    Ok(NgramConfig {
-        tokenizer: Tokenizer::from_name(&params.tokenizer)?,
-        widths,
+fn new_byte_entropy_histogram(
+    window: i64,
+    step: i64,
+    empty: ffi::EmptyInput,
+) -> BridgeResult<Box<FloatRows>> {
+    guard("new_byte_entropy_histogram", || {
+        // Sizes beyond usize (none on 64-bit) and negative ones map to 0.
+        let extractor = ByteEntropyHistogram::new(size(window), size(step), empty.to_core()?)?;
+        Ok(FloatRows::boxed(extractor))
+    })
+}
+
+fn new_string_features() -> BridgeResult<Box<FloatRows>> {
+    guard("new_string_features", || {
+        Ok(FloatRows::boxed(StringFeatures))
+    })
+}
+
+fn new_byte_sequence(
+    max_len: i64,
+    shift: i64,
+    pad_value: i64,
+    sampling: ffi::Sampling,
+) -> BridgeResult<Box<Int32Rows>> {
+    guard("new_byte_sequence", || {
+        let extractor = ByteSequence::new(
+            size(max_len),
+            int32("shift", shift)?,
+            int32("pad_value", pad_value)?,
+            sampling.to_core()?,
+        )?;
+        Ok(Int32Rows::boxed(extractor))
+    })
+}
+
+// ---- Hashed n-grams ----------------------------------------------------------
+
+fn ngram_hasher(params: &ffi::NgramParams) -> Result<NgramHasher> {
+    NgramHasher::new(NgramConfig {
+        tokenizer: params.tokenizer.to_core()?,
+        widths: params.widths.iter().map(|&w| size(w)).collect(),
         lowercase: params.lowercase,
-        hash: HashFamily::from_name(&params.hash)?,
+        hash: params.hash.to_core()?,
         // A negative count maps to 0, which NgramHasher::new rejects.
         num_buckets: u64::try_from(params.num_buckets).unwrap_or(0),
     })
 }
 
-fn check_sequence(params: &NgramParams) -> Result<()> {
-    let (max_tokens, pad) = (params.max_tokens, params.pad_value);
-    if !(1..=MAX_SEQUENCE_TOKENS).contains(&max_tokens) {
-        return Err(Error::invalid_argument(format!(
-            "max_tokens must be in [1, {MAX_SEQUENCE_TOKENS}], got {max_tokens}"
-        )));
-    }
-    if (0..params.num_buckets).contains(&pad) {
-        return Err(Error::invalid_argument(format!(
-            "pad_value must not be a bucket id: it must be < 0 or >= num_buckets ({}), got {pad}",
-            params.num_buckets
-        )));
-    }
-    Ok(())
+fn ngram_counter(params: &ffi::NgramParams, counts: &ffi::CountParams) -> Result<NgramCounter> {
+    let options = CountOptions {
+        binary: counts.binary,
+        alternate_sign: counts.alternate_sign,
+        norm: counts.norm.to_core()?,
+    };
+    NgramCounter::new(ngram_hasher(params)?, options)
 }
 
-impl NgramOp {
+fn new_ngram_sequence(
+    params: &ffi::NgramParams,
+    max_tokens: i64,
+    pad_value: i64,
+) -> BridgeResult<Box<Int64Rows>> {
+    guard("new_ngram_sequence", || {
+        let extractor = NgramSequence::new(ngram_hasher(params)?, size(max_tokens), pad_value)?;
+        Ok(Int64Rows::boxed(extractor))
+    })
+}
+
+fn new_ngram_counts(
+    params: &ffi::NgramParams,
+    counts: &ffi::CountParams,
+) -> BridgeResult<Box<FloatRows>> {
+    guard("new_ngram_counts", || {
+        let extractor = NgramCounts::new(ngram_counter(params, counts)?)?;
+        Ok(FloatRows::boxed(extractor))
+    })
+}
+
+/// The hasher behind the ragged output.
+pub struct NgramRagged(NgramHasher);
+
+fn new_ngram_ragged(params: &ffi::NgramParams) -> BridgeResult<Box<NgramRagged>> {
+    guard("new_ngram_ragged", || {
+        Ok(Box::new(NgramRagged(ngram_hasher(params)?)))
+    })
+}
+
+impl NgramRagged {
     fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>) -> BridgeResult<()> {
         guard("hashed_ngrams", || {
-            self.hasher.ids(doc, ids);
+            self.0.ids(doc, ids);
             Ok(())
         })
     }
+}
 
-    fn write_sequence(&self, doc: &[u8], pad: i64, out: &mut [i64]) -> BridgeResult<()> {
-        guard("hashed_ngrams (sequence)", || {
-            self.hasher.sequence(doc, pad, out);
-            Ok(())
-        })
-    }
+/// The counter behind the sparse output.
+pub struct NgramSparse(NgramCounter);
 
+fn new_ngram_sparse(
+    params: &ffi::NgramParams,
+    counts: &ffi::CountParams,
+) -> BridgeResult<Box<NgramSparse>> {
+    guard("new_ngram_sparse", || {
+        Ok(Box::new(NgramSparse(ngram_counter(params, counts)?)))
+    })
+}
+
+impl NgramSparse {
     fn append_counts(
         &self,
         doc: &[u8],
         indices: &mut Vec<i64>,
         values: &mut Vec<f32>,
     ) -> BridgeResult<()> {
-        guard("hashed_ngrams (counts)", || {
+        guard("hashed_ngrams (sparse)", || {
             let mut row = SparseRow::default();
-            self.hasher.counts(doc, &self.counts, &mut row);
+            self.0.counts(doc, &mut row);
+            // Indices are below num_buckets <= i64::MAX (NgramHasher::new).
             indices.extend(row.indices.iter().map(|&i| i as i64));
             values.extend_from_slice(&row.values);
             Ok(())
@@ -236,127 +422,7 @@ impl NgramOp {
     }
 }
 
-/// One of the EMBER-compatible byte features, with its empty-input policy.
-pub struct ByteFeatureOp {
-    feature: ByteFeature,
-    empty: EmptyInput,
-}
-
-enum ByteFeature {
-    Histogram,
-    EntropyHistogram(EntropyHistogram),
-    Strings,
-}
-
-fn new_byte_feature_op(params: &ByteFeatureParams) -> BridgeResult<Box<ByteFeatureOp>> {
-    guard("new_byte_feature_op", || {
-        let empty = match params.empty.as_str() {
-            "zeros" => EmptyInput::Zeros,
-            "nan" => EmptyInput::Nan,
-            other => {
-                return Err(Error::invalid_argument(format!(
-                    "empty must be 'zeros' or 'nan', got '{other}'"
-                )))
-            }
-        };
-        let feature = match params.kind.as_str() {
-            "histogram" => ByteFeature::Histogram,
-            "entropy_histogram" => {
-                let size = |name: &str, v: i64| {
-                    usize::try_from(v).map_err(|_| {
-                        Error::invalid_argument(format!(
-                            "{name} must be in [1, {MAX_WINDOW}], got {v}"
-                        ))
-                    })
-                };
-                ByteFeature::EntropyHistogram(EntropyHistogram::new(
-                    size("window", params.window)?,
-                    size("step", params.step)?,
-                )?)
-            }
-            "strings" => ByteFeature::Strings,
-            other => {
-                return Err(Error::invalid_argument(format!(
-                    "unknown byte feature '{other}'"
-                )))
-            }
-        };
-        Ok(Box::new(ByteFeatureOp { feature, empty }))
-    })
-}
-
-impl ByteFeatureOp {
-    fn width(&self) -> usize {
-        match self.feature {
-            ByteFeature::Histogram => BYTE_HISTOGRAM_DIM,
-            ByteFeature::EntropyHistogram(_) => BYTE_ENTROPY_HISTOGRAM_DIM,
-            ByteFeature::Strings => STRING_FEATURES_DIM,
-        }
-    }
-
-    fn write_row(&self, doc: &[u8], out: &mut [f32]) -> BridgeResult<()> {
-        guard("byte features", || {
-            let (got, width) = (out.len(), self.width());
-            let wrong_width = || {
-                Error::new(
-                    ErrorKind::Internal,
-                    format!("output row has {got} values, expected {width}"),
-                )
-            };
-            match &self.feature {
-                ByteFeature::Histogram => {
-                    byte_histogram(doc, self.empty, out.try_into().map_err(|_| wrong_width())?)
-                }
-                ByteFeature::EntropyHistogram(h) => {
-                    h.compute(doc, self.empty, out.try_into().map_err(|_| wrong_width())?)
-                }
-                ByteFeature::Strings => {
-                    string_features(doc, self.empty, out.try_into().map_err(|_| wrong_width())?)
-                }
-            }
-            Ok(())
-        })
-    }
-}
-
-/// A MalConv-style byte sequence extractor.
-pub struct ByteSequenceOp(ByteSequence);
-
-fn new_byte_sequence_op(params: &ByteSequenceParams) -> BridgeResult<Box<ByteSequenceOp>> {
-    guard("new_byte_sequence_op", || {
-        let sampling = match params.sampling.as_str() {
-            "head" => Sampling::Head,
-            "head_tail" => Sampling::HeadTail,
-            other => {
-                return Err(Error::invalid_argument(format!(
-                    "sampling must be 'head' or 'head_tail', got '{other}'"
-                )))
-            }
-        };
-        let int32 = |name: &str, v: i64| {
-            i32::try_from(v)
-                .map_err(|_| Error::invalid_argument(format!("{name} must fit in int32, got {v}")))
-        };
-        // A negative or huge max_len maps to 0, which ByteSequence::new rejects.
-        let max_len = usize::try_from(params.max_len).unwrap_or(0);
-        Ok(Box::new(ByteSequenceOp(ByteSequence::new(
-            max_len,
-            int32("shift", params.shift)?,
-            int32("pad_value", params.pad_value)?,
-            sampling,
-        )?)))
-    })
-}
-
-impl ByteSequenceOp {
-    fn max_len(&self) -> usize {
-        self.0.max_len()
-    }
-
-    fn write_row(&self, doc: &[u8], out: &mut [i32]) -> BridgeResult<()> {
-        guard("byte_sequence", || self.0.write(doc, out))
-    }
-}
+// ---- Reading files -------------------------------------------------------------
 
 fn check_max_bytes(max_bytes: i64) -> BridgeResult<()> {
     guard("check_max_bytes", || {
@@ -364,35 +430,35 @@ fn check_max_bytes(max_bytes: i64) -> BridgeResult<()> {
     })
 }
 
-fn read_file(path: &[u8], max_bytes: i64, contents: &mut Vec<u8>) -> Status {
+fn read_file(path: &[u8], max_bytes: i64, contents: &mut Vec<u8>) -> ffi::Status {
     let outcome = guard("read_files", || {
         let max = crate::read::check_max_bytes(max_bytes)?;
         Ok(match crate::read::read_file(path, max) {
             Ok(bytes) => {
                 *contents = bytes;
-                Status {
-                    code: StatusCode::Ok,
+                ffi::Status {
+                    code: ffi::StatusCode::Ok,
                     message: String::new(),
                 }
             }
-            Err(e) => Status {
+            Err(e) => ffi::Status {
                 code: status_code(e.kind()),
                 message: e.to_string(),
             },
         })
     });
-    outcome.unwrap_or_else(|message| Status {
-        code: StatusCode::Internal,
+    outcome.unwrap_or_else(|message| ffi::Status {
+        code: ffi::StatusCode::Internal,
         message,
     })
 }
 
-fn status_code(kind: ErrorKind) -> StatusCode {
+fn status_code(kind: ErrorKind) -> ffi::StatusCode {
     match kind {
-        ErrorKind::InvalidArgument => StatusCode::InvalidArgument,
-        ErrorKind::NotFound => StatusCode::NotFound,
-        ErrorKind::PermissionDenied => StatusCode::PermissionDenied,
-        ErrorKind::Io => StatusCode::Unknown,
-        ErrorKind::Internal => StatusCode::Internal,
+        ErrorKind::InvalidArgument => ffi::StatusCode::InvalidArgument,
+        ErrorKind::NotFound => ffi::StatusCode::NotFound,
+        ErrorKind::PermissionDenied => ffi::StatusCode::PermissionDenied,
+        ErrorKind::Io => ffi::StatusCode::Unknown,
+        ErrorKind::Internal => ffi::StatusCode::Internal,
     }
 }

@@ -13,6 +13,7 @@
 //! The pad value may never equal a shifted byte, so padding and content
 //! stay distinguishable; [`ByteSequence::new`] enforces it.
 
+use crate::extractor::{check_width, RowExtractor};
 use crate::{Error, Result};
 
 /// The largest `max_len` [`ByteSequence::new`] accepts: 2^26 (64 Mi)
@@ -37,6 +38,11 @@ pub enum Sampling {
     /// at most `max_len` bytes are kept whole, as with `Head`.
     HeadTail,
 }
+
+crate::named_values!(Sampling, "sampling", {
+    Head => "head",
+    HeadTail => "head_tail",
+});
 
 /// How to turn bytes into a fixed-length `int32` sequence: at most
 /// `max_len` bytes (chosen by `sampling`), each as `byte + shift`, then
@@ -170,6 +176,19 @@ impl ByteSequence {
         }
         rest.fill(self.pad_value);
         Ok(())
+    }
+}
+
+impl RowExtractor for ByteSequence {
+    type Value = i32;
+
+    fn width(&self) -> usize {
+        self.max_len
+    }
+
+    fn write_row(&self, doc: &[u8], out: &mut [i32]) -> Result<()> {
+        check_width(out.len(), self.max_len)?;
+        self.write(doc, out)
     }
 }
 

@@ -24,9 +24,10 @@
 //! assert_eq!(ids.len(), 3 + 2); // 3 unigrams, then 2 bigrams
 //! ```
 
+use crate::extractor::{check_width, RowExtractor};
 use crate::hashing::{fingerprint64, murmur3_x86_32};
 use crate::unicode_classes::{is_python_space, is_python_word, python_str_lower};
-use crate::{Error, Result};
+use crate::{Error, ErrorKind, Result};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::ControlFlow;
@@ -37,6 +38,10 @@ pub const MAX_NGRAM_WIDTH: usize = 64;
 pub const MAX_NGRAM_WIDTHS: usize = 64;
 /// The most buckets for Murmur3 (scikit-learn's own limit, int32 max).
 pub const MAX_MURMUR3_BUCKETS: u64 = i32::MAX as u64;
+/// The largest `max_tokens` of an [`NgramSequence`].
+pub const MAX_SEQUENCE_TOKENS: usize = 1 << 24;
+/// The most buckets of [`NgramCounts`] (dense rows: 4 MiB of float32 each).
+pub const MAX_DENSE_BUCKETS: usize = 1 << 20;
 
 /// How a document is cut into tokens before n-grams are formed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,30 +71,17 @@ pub enum Tokenizer {
     SklearnCharWb,
 }
 
+crate::named_values!(Tokenizer, "tokenizer", {
+    Whitespace => "whitespace",
+    Word => "word",
+    Char => "char",
+    Byte => "byte",
+    SklearnWord => "sklearn_word",
+    SklearnChar => "sklearn_char",
+    SklearnCharWb => "sklearn_char_wb",
+});
+
 impl Tokenizer {
-    /// Every name [`Tokenizer::from_name`] accepts.
-    pub const NAMES: &'static str =
-        "whitespace, word, char, byte, sklearn_word, sklearn_char, sklearn_char_wb";
-
-    /// Parses a tokenizer name.
-    pub fn from_name(name: &str) -> Result<Self> {
-        Ok(match name {
-            "whitespace" => Tokenizer::Whitespace,
-            "word" => Tokenizer::Word,
-            "char" => Tokenizer::Char,
-            "byte" => Tokenizer::Byte,
-            "sklearn_word" => Tokenizer::SklearnWord,
-            "sklearn_char" => Tokenizer::SklearnChar,
-            "sklearn_char_wb" => Tokenizer::SklearnCharWb,
-            _ => {
-                return Err(Error::invalid_argument(format!(
-                    "tokenizer must be one of {}, got '{name}'",
-                    Self::NAMES
-                )))
-            }
-        })
-    }
-
     /// Whether this tokenizer belongs to the scikit-learn family (Python
     /// string semantics) rather than the TensorFlow one.
     pub fn is_sklearn(self) -> bool {
@@ -111,18 +103,10 @@ pub enum HashFamily {
     Murmur3,
 }
 
-impl HashFamily {
-    /// Parses a hash family name: "fingerprint64" or "murmur3".
-    pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "fingerprint64" => Ok(HashFamily::Fingerprint64),
-            "murmur3" => Ok(HashFamily::Murmur3),
-            _ => Err(Error::invalid_argument(format!(
-                "hash must be one of fingerprint64, murmur3, got '{name}'"
-            ))),
-        }
-    }
-}
+crate::named_values!(HashFamily, "hash", {
+    Fingerprint64 => "fingerprint64",
+    Murmur3 => "murmur3",
+});
 
 /// The parameters of an [`NgramHasher`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,19 +145,11 @@ pub enum Norm {
     L2,
 }
 
-impl Norm {
-    /// Parses "none", "l1" or "l2".
-    pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "none" | "" => Ok(Norm::None),
-            "l1" => Ok(Norm::L1),
-            "l2" => Ok(Norm::L2),
-            _ => Err(Error::invalid_argument(format!(
-                "norm must be one of none, l1, l2, got '{name}'"
-            ))),
-        }
-    }
-}
+crate::named_values!(Norm, "norm", {
+    None => "none",
+    L1 => "l1",
+    L2 => "l2",
+});
 
 /// How n-gram occurrences become a bag-of-n-grams row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -346,14 +322,58 @@ impl NgramHasher {
             ControlFlow::Continue(())
         });
     }
+}
 
-    /// Writes the first `out.len()` ids of `doc` into `out` and fills the rest
-    /// with `pad`; stops hashing once `out` is full. Returns the ids written.
-    pub fn sequence(&self, doc: &[u8], pad: i64, out: &mut [i64]) -> usize {
+/// The first `max_tokens` ids of each document, padded: a fixed-width row
+/// for embedding layers. Hashing stops as soon as the row is full.
+#[derive(Clone, Debug)]
+pub struct NgramSequence {
+    hasher: NgramHasher,
+    max_tokens: usize,
+    pad_value: i64,
+}
+
+impl NgramSequence {
+    /// Rows of `max_tokens` ids (in `1..=`[`MAX_SEQUENCE_TOKENS`]) padded
+    /// with `pad_value`, which must not be a bucket id (`< 0` or
+    /// `>= num_buckets`), so padding never looks like an n-gram.
+    pub fn new(hasher: NgramHasher, max_tokens: usize, pad_value: i64) -> Result<Self> {
+        if !(1..=MAX_SEQUENCE_TOKENS).contains(&max_tokens) {
+            return Err(Error::invalid_argument(format!(
+                "max_tokens must be in [1, {MAX_SEQUENCE_TOKENS}], got {max_tokens}"
+            )));
+        }
+        let num_buckets = hasher.config().num_buckets;
+        if u64::try_from(pad_value).is_ok_and(|pad| pad < num_buckets) {
+            return Err(Error::invalid_argument(format!(
+                "pad_value must not be a bucket id: it must be < 0 or >= num_buckets \
+                 ({num_buckets}), got {pad_value}"
+            )));
+        }
+        Ok(NgramSequence {
+            hasher,
+            max_tokens,
+            pad_value,
+        })
+    }
+
+    /// The hasher that makes the ids.
+    pub fn hasher(&self) -> &NgramHasher {
+        &self.hasher
+    }
+
+    /// The pad id.
+    pub fn pad_value(&self) -> i64 {
+        self.pad_value
+    }
+
+    /// Writes the first ids of `doc` into `out` (any length) and fills the
+    /// rest with the pad id. Returns how many ids were written.
+    pub fn fill(&self, doc: &[u8], out: &mut [i64]) -> usize {
         let mut written = 0;
         if !out.is_empty() {
-            self.for_each_gram(doc, |gram| {
-                out[written] = self.bucket(gram).index as i64;
+            self.hasher.for_each_gram(doc, |gram| {
+                out[written] = self.hasher.bucket(gram).index as i64;
                 written += 1;
                 if written == out.len() {
                     ControlFlow::Break(())
@@ -362,8 +382,47 @@ impl NgramHasher {
                 }
             });
         }
-        out[written..].fill(pad);
+        out[written..].fill(self.pad_value);
         written
+    }
+}
+
+impl RowExtractor for NgramSequence {
+    type Value = i64;
+
+    fn width(&self) -> usize {
+        self.max_tokens
+    }
+
+    fn write_row(&self, doc: &[u8], out: &mut [i64]) -> Result<()> {
+        check_width(out.len(), self.max_tokens)?;
+        self.fill(doc, out);
+        Ok(())
+    }
+}
+
+/// Bags of n-grams, weighted as scikit-learn's `HashingVectorizer` does.
+#[derive(Clone, Debug)]
+pub struct NgramCounter {
+    hasher: NgramHasher,
+    options: CountOptions,
+}
+
+impl NgramCounter {
+    /// Counts with `options`. `alternate_sign` needs [`HashFamily::Murmur3`]:
+    /// Fingerprint64 has no sign.
+    pub fn new(hasher: NgramHasher, options: CountOptions) -> Result<Self> {
+        if options.alternate_sign && hasher.config().hash != HashFamily::Murmur3 {
+            return Err(Error::invalid_argument(
+                "alternate_sign=True needs hash='murmur3' (Fingerprint64 has no sign)",
+            ));
+        }
+        Ok(NgramCounter { hasher, options })
+    }
+
+    /// The hasher that makes the buckets.
+    pub fn hasher(&self) -> &NgramHasher {
+        &self.hasher
     }
 
     /// The bag of n-grams of `doc` as a sparse row, like one row of
@@ -371,13 +430,13 @@ impl NgramHasher {
     /// summed exactly, then `binary`, then `norm` (in f64, rounded to f32 at
     /// the end). Like scipy's `sum_duplicates`, a bucket whose signed
     /// occurrences cancel keeps an explicit 0, so `binary` makes it 1.
-    pub fn counts(&self, doc: &[u8], options: &CountOptions, row: &mut SparseRow) {
+    pub fn counts(&self, doc: &[u8], row: &mut SparseRow) {
         // Exact integer sums per bucket; only the distinct buckets are
         // sorted (text repeats its n-grams, so that is far fewer).
         let mut sums: HashMap<u64, i64, BuildHasherDefault<BucketHasher>> = HashMap::default();
-        self.for_each_gram(doc, |gram| {
-            let bucket = self.bucket(gram);
-            let value = if options.alternate_sign {
+        self.hasher.for_each_gram(doc, |gram| {
+            let bucket = self.hasher.bucket(gram);
+            let value = if self.options.alternate_sign {
                 i64::from(bucket.sign)
             } else {
                 1
@@ -388,10 +447,10 @@ impl NgramHasher {
         let mut summed: Vec<(u64, f64)> = sums.into_iter().map(|(i, v)| (i, v as f64)).collect();
         // Sorted, so norms add up in scikit-learn's (CSR) order.
         summed.sort_unstable_by_key(|&(index, _)| index);
-        if options.binary {
+        if self.options.binary {
             summed.iter_mut().for_each(|(_, v)| *v = 1.0);
         }
-        let scale = match options.norm {
+        let scale = match self.options.norm {
             Norm::None => 1.0,
             Norm::L1 => summed.iter().map(|(_, v)| v.abs()).sum::<f64>(),
             Norm::L2 => summed.iter().map(|(_, v)| v * v).sum::<f64>().sqrt(),
@@ -403,6 +462,61 @@ impl NgramHasher {
             row.values
                 .push(if scale > 0.0 { value / scale } else { value } as f32);
         }
+    }
+}
+
+/// [`NgramCounter`] rows as dense float32 vectors of `num_buckets` values.
+#[derive(Clone, Debug)]
+pub struct NgramCounts {
+    counter: NgramCounter,
+    width: usize,
+}
+
+impl NgramCounts {
+    /// Dense rows need `num_buckets <= `[`MAX_DENSE_BUCKETS`] (4 MiB of
+    /// float32 per document); use [`NgramCounter`] for sparse rows beyond.
+    pub fn new(counter: NgramCounter) -> Result<Self> {
+        let num_buckets = counter.hasher().config().num_buckets;
+        let width = usize::try_from(num_buckets)
+            .ok()
+            .filter(|&n| n <= MAX_DENSE_BUCKETS)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "num_buckets must be in [1, {MAX_DENSE_BUCKETS}] for dense counts \
+                     (one float32 row per element), got {num_buckets}; use output='sparse'"
+                ))
+            })?;
+        Ok(NgramCounts { counter, width })
+    }
+}
+
+impl RowExtractor for NgramCounts {
+    type Value = f32;
+
+    fn width(&self) -> usize {
+        self.width
+    }
+
+    fn write_row(&self, doc: &[u8], out: &mut [f32]) -> Result<()> {
+        check_width(out.len(), self.width)?;
+        let mut row = SparseRow::default();
+        self.counter.counts(doc, &mut row);
+        out.fill(0.0);
+        for (&index, &value) in row.indices.iter().zip(&row.values) {
+            // Every index is below num_buckets = out.len(); checked anyway,
+            // and a broken invariant is reported, never written past.
+            let slot = usize::try_from(index)
+                .ok()
+                .and_then(|i| out.get_mut(i))
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Internal,
+                        format!("bucket {index} out of range (a bug in rustfx)"),
+                    )
+                })?;
+            *slot = value;
+        }
+        Ok(())
     }
 }
 
@@ -673,12 +787,13 @@ mod tests {
         let h = hasher(Tokenizer::Whitespace, &[1], false);
         let mut all = Vec::new();
         h.ids(b"a b c", &mut all);
+        let seq = NgramSequence::new(h.clone(), 5, -1).unwrap();
         let mut out = [0i64; 5];
-        assert_eq!(h.sequence(b"a b c", -1, &mut out), 3);
+        assert_eq!(seq.fill(b"a b c", &mut out), 3);
         assert_eq!(&out[..3], &all[..]);
         assert_eq!(&out[3..], &[-1, -1]);
         let mut short = [0i64; 2];
-        assert_eq!(h.sequence(b"a b c", -1, &mut short), 2);
+        assert_eq!(seq.fill(b"a b c", &mut short), 2);
         assert_eq!(&short[..], &all[..2]);
     }
 
@@ -698,7 +813,9 @@ mod tests {
             alternate_sign: false,
             norm: Norm::None,
         };
-        h.counts(b"x y x", &plain, &mut row);
+        NgramCounter::new(h.clone(), plain)
+            .unwrap()
+            .counts(b"x y x", &mut row);
         let (x, y) = (h.bucket(b"x").index, h.bucket(b"y").index);
         let expect: Vec<(u64, f32)> = if x < y {
             vec![(x, 2.0), (y, 1.0)]
@@ -716,7 +833,9 @@ mod tests {
             norm: Norm::L2,
             ..plain
         };
-        h.counts(b"x y x", &l2, &mut row);
+        NgramCounter::new(h.clone(), l2)
+            .unwrap()
+            .counts(b"x y x", &mut row);
         let norm: f32 = row.values.iter().map(|v| v * v).sum();
         assert!((norm - 1.0).abs() < 1e-6);
     }
@@ -759,6 +878,62 @@ mod tests {
             .unwrap_err()
             .message()
             .contains("sklearn_char_wb"));
+    }
+
+    #[test]
+    fn rules_live_in_the_constructors() {
+        let h = |hash, num_buckets| {
+            NgramHasher::new(NgramConfig {
+                tokenizer: Tokenizer::Whitespace,
+                widths: vec![1],
+                lowercase: false,
+                hash,
+                num_buckets,
+            })
+            .unwrap()
+        };
+        let fp = h(HashFamily::Fingerprint64, 10);
+        for pad in [0, 9] {
+            let e = NgramSequence::new(fp.clone(), 4, pad).unwrap_err();
+            assert!(
+                e.message().contains("pad_value must not be a bucket id"),
+                "{e}"
+            );
+        }
+        for pad in [-1, 10, i64::MIN, i64::MAX] {
+            assert!(NgramSequence::new(fp.clone(), 4, pad).is_ok());
+        }
+        for max_tokens in [0, MAX_SEQUENCE_TOKENS + 1] {
+            let e = NgramSequence::new(fp.clone(), max_tokens, -1).unwrap_err();
+            assert!(
+                e.message().contains("max_tokens must be in [1, 16777216]"),
+                "{e}"
+            );
+        }
+        let signed = CountOptions {
+            binary: false,
+            alternate_sign: true,
+            norm: Norm::None,
+        };
+        let e = NgramCounter::new(fp.clone(), signed).unwrap_err();
+        assert!(e.message().contains("needs hash='murmur3'"), "{e}");
+        let wide = h(HashFamily::Murmur3, MAX_DENSE_BUCKETS as u64 + 1);
+        let e = NgramCounts::new(NgramCounter::new(wide, signed).unwrap()).unwrap_err();
+        assert!(e.message().contains("use output='sparse'"), "{e}");
+
+        // Dense rows are the sparse rows scattered.
+        let counter = NgramCounter::new(h(HashFamily::Murmur3, 50), signed).unwrap();
+        let dense = NgramCounts::new(counter.clone()).unwrap();
+        let doc = b"a b a c d e f a b";
+        let mut sparse = SparseRow::default();
+        counter.counts(doc, &mut sparse);
+        let mut want = vec![0f32; 50];
+        for (&i, &v) in sparse.indices.iter().zip(&sparse.values) {
+            want[i as usize] = v;
+        }
+        assert_eq!(dense.row(doc), want);
+        let e = dense.write_row(doc, &mut [0f32; 49]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Internal);
     }
 
     /// The definitions, written the obvious way.
@@ -850,14 +1025,14 @@ mod tests {
             proptest::prop_assert_eq!(&ids, &want);
 
             let mut seq = vec![0i64; max_tokens];
-            let written = h.sequence(doc, -1, &mut seq);
+            let written = NgramSequence::new(h.clone(), max_tokens, -1).unwrap().fill(doc, &mut seq);
             proptest::prop_assert_eq!(written, want.len().min(max_tokens));
             proptest::prop_assert_eq!(&seq[..written], &want[..written]);
             proptest::prop_assert!(seq[written..].iter().all(|&p| p == -1));
 
             let mut row = SparseRow::default();
             let plain = CountOptions { binary: false, alternate_sign: false, norm: Norm::None };
-            h.counts(doc, &plain, &mut row);
+            NgramCounter::new(h.clone(), plain).unwrap().counts(doc, &mut row);
             let mut naive_counts = std::collections::BTreeMap::new();
             for id in &want {
                 *naive_counts.entry(*id as u64).or_insert(0f32) += 1.0;
@@ -885,7 +1060,7 @@ mod tests {
             proptest::prop_assert!(ids.iter().all(|&i| (0..num_buckets as i64).contains(&i)));
             let mut row = SparseRow::default();
             let l2 = CountOptions { binary: false, alternate_sign: true, norm: Norm::L2 };
-            h.counts(text.as_bytes(), &l2, &mut row);
+            NgramCounter::new(h.clone(), l2).unwrap().counts(text.as_bytes(), &mut row);
             let norm: f64 = row.values.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
             proptest::prop_assert!(row.values.is_empty() || norm == 0.0 || (norm - 1.0).abs() < 1e-5);
         }

@@ -25,6 +25,22 @@ pub const MAX_READ_BYTES: u64 = (1 << 31) - 1;
 /// The longest path accepted, in bytes (Linux `PATH_MAX`, with its NUL).
 pub const MAX_PATH_BYTES: usize = 4095;
 
+/// What a batch read does with a path that cannot be read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OnError {
+    /// Fail the whole batch with the error of the first failing element.
+    #[default]
+    Raise,
+    /// Give the failing element empty contents and report it in its status,
+    /// so one corrupt file cannot stop a run.
+    Empty,
+}
+
+crate::named_values!(OnError, "on_error", {
+    Raise => "raise",
+    Empty => "empty",
+});
+
 /// Checks a `max_bytes` parameter.
 pub fn check_max_bytes(max_bytes: i64) -> Result<u64> {
     if max_bytes < 0 || max_bytes as u64 > MAX_READ_BYTES {

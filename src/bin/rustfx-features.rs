@@ -12,8 +12,9 @@
 //! ```
 
 use rustfx::batch::map_documents;
-use rustfx::byte_features::{byte_histogram, string_features, EmptyInput, EntropyHistogram};
+use rustfx::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
 use rustfx::byte_sequence::{ByteSequence, Sampling};
+use rustfx::extractor::RowExtractor;
 use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, Tokenizer};
 use rustfx::read::{read_file, MAX_READ_BYTES};
 use std::io::{BufWriter, Write};
@@ -67,62 +68,38 @@ fn number<T: std::str::FromStr>(arg: Option<&String>) -> rustfx::Result<T> {
     arg.and_then(|a| a.parse().ok()).ok_or_else(usage)
 }
 
-fn floats(values: &[f32]) -> Vec<String> {
-    values.iter().map(|v| format!("{v:?}")).collect()
+/// Any fixed-width extractor as a CLI extractor: one row per file, each
+/// value in shortest round-trip form.
+fn rows<E: RowExtractor + 'static>(extractor: E) -> Extract
+where
+    E::Value: std::fmt::Debug,
+{
+    Box::new(move |d: &[u8]| Ok(extractor.row(d).iter().map(|v| format!("{v:?}")).collect()))
 }
 
 fn parse(args: &[String]) -> rustfx::Result<(Extract, &[String])> {
     let name = args.first().ok_or_else(usage)?;
     let rest = &args[1..];
     Ok(match name.as_str() {
-        "byte_histogram" => (
-            Box::new(|d: &[u8]| {
-                let mut row = [0f32; 256];
-                byte_histogram(d, EmptyInput::Zeros, &mut row);
-                Ok(floats(&row))
-            }),
-            rest,
+        "byte_histogram" => (rows(ByteHistogram::new(EmptyInput::Zeros)), rest),
+        "string_features" => (rows(StringFeatures), rest),
+        "byte_entropy_histogram" => (
+            rows(ByteEntropyHistogram::new(
+                number(rest.first())?,
+                number(rest.get(1))?,
+                EmptyInput::Zeros,
+            )?),
+            rest.get(2..).unwrap_or_default(),
         ),
-        "string_features" => (
-            Box::new(|d: &[u8]| {
-                let mut row = [0f32; 104];
-                string_features(d, EmptyInput::Zeros, &mut row);
-                Ok(floats(&row))
-            }),
-            rest,
-        ),
-        "byte_entropy_histogram" => {
-            let h = EntropyHistogram::new(number(rest.first())?, number(rest.get(1))?)?;
-            (
-                Box::new(move |d: &[u8]| {
-                    let mut row = [0f32; 256];
-                    h.compute(d, EmptyInput::Zeros, &mut row);
-                    Ok(floats(&row))
-                }),
-                rest.get(2..).unwrap_or_default(),
-            )
-        }
-        "byte_sequence" => {
-            let sampling = match rest.get(3).map(String::as_str) {
-                Some("head") => Sampling::Head,
-                Some("head_tail") => Sampling::HeadTail,
-                _ => return Err(usage()),
-            };
-            let seq = ByteSequence::new(
+        "byte_sequence" => (
+            rows(ByteSequence::new(
                 number(rest.first())?,
                 number(rest.get(1))?,
                 number(rest.get(2))?,
-                sampling,
-            )?;
-            (
-                Box::new(move |d: &[u8]| {
-                    let mut row = vec![0i32; seq.max_len()];
-                    seq.write(d, &mut row)?;
-                    Ok(row.iter().map(i32::to_string).collect())
-                }),
-                rest.get(4..).unwrap_or_default(),
-            )
-        }
+                Sampling::from_name(rest.get(3).ok_or_else(usage)?)?,
+            )?),
+            rest.get(4..).unwrap_or_default(),
+        ),
         "hashed_ngrams" => {
             let widths = rest
                 .get(3)

@@ -20,9 +20,11 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use rustfx::ngrams::{
-    CountOptions, HashFamily, NgramConfig, NgramHasher, Norm, SparseRow, Tokenizer,
-    MAX_MURMUR3_BUCKETS, MAX_NGRAM_WIDTH, MAX_NGRAM_WIDTHS,
+    CountOptions, HashFamily, NgramConfig, NgramCounter, NgramCounts, NgramHasher, NgramSequence,
+    Norm, SparseRow, Tokenizer, MAX_DENSE_BUCKETS, MAX_MURMUR3_BUCKETS, MAX_NGRAM_WIDTH,
+    MAX_NGRAM_WIDTHS,
 };
+use rustfx::extractor::RowExtractor;
 use rustfx::ErrorKind;
 use std::ops::ControlFlow;
 
@@ -222,11 +224,21 @@ fuzz_target!(|input: Input| {
 
     // sequence: prefix of ids, then the pad.
     let len = usize::from(input.sequence_len % 65);
-    let mut out = vec![0x5a5a_5a5a_i64; len];
-    let written = hasher.sequence(doc, input.pad, &mut out);
-    assert_eq!(written, ids.len().min(len));
-    assert_eq!(&out[..written], &ids[..written]);
-    assert!(out[written..].iter().all(|&v| v == input.pad));
+    let pad_is_bucket = u64::try_from(input.pad).is_ok_and(|p| p < n);
+    match NgramSequence::new(hasher.clone(), len, input.pad) {
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(len == 0 || pad_is_bucket, "{e}");
+        }
+        Ok(sequence) => {
+            assert!(len > 0 && !pad_is_bucket);
+            let mut out = vec![0x5a5a_5a5a_i64; len];
+            sequence.write_row(doc, &mut out).unwrap();
+            let written = ids.len().min(len);
+            assert_eq!(&out[..written], &ids[..written]);
+            assert!(out[written..].iter().all(|&v| v == input.pad));
+        }
+    }
 
     // counts.
     let options = CountOptions {
@@ -242,7 +254,32 @@ fuzz_target!(|input: Input| {
         indices: vec![7, 3],
         values: vec![1.0],
     };
-    hasher.counts(doc, &options, &mut row);
+    let counter = match NgramCounter::new(hasher.clone(), options) {
+        Ok(counter) => counter,
+        Err(e) => {
+            // The one rule of counts: a sign needs murmur3.
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(options.alternate_sign && config.hash == HashFamily::Fingerprint64);
+            return;
+        }
+    };
+    counter.counts(doc, &mut row);
+    // Dense rows are the sparse row scattered.
+    if let Ok(dense) = NgramCounts::new(counter.clone()) {
+        let dense_row = dense.row(doc);
+        assert_eq!(dense_row.len() as u64, n);
+        for (&i, &v) in row.indices.iter().zip(&row.values) {
+            assert_eq!(dense_row[i as usize].to_bits(), v.to_bits());
+        }
+        let nonzero_elsewhere = dense_row
+            .iter()
+            .enumerate()
+            .filter(|&(i, &v)| v != 0.0 && row.indices.binary_search(&(i as u64)).is_err())
+            .count();
+        assert_eq!(nonzero_elsewhere, 0);
+    } else {
+        assert!(n > MAX_DENSE_BUCKETS as u64);
+    }
     assert_eq!(row.indices.len(), row.values.len());
     assert!(row.indices.windows(2).all(|w| w[0] < w[1]), "indices not sorted/distinct");
     assert!(row.indices.iter().all(|&i| i < n));
@@ -254,7 +291,7 @@ fuzz_target!(|input: Input| {
     id_set.sort_unstable();
     id_set.dedup();
     assert_eq!(row.indices, id_set);
-    if !options.alternate_sign || options.binary || config.hash == HashFamily::Fingerprint64 {
+    if !options.alternate_sign || options.binary {
         assert!(row.values.iter().all(|&v| v != 0.0), "{row:?}");
     }
     let nonzero = row.values.iter().any(|&v| v != 0.0);

@@ -1,0 +1,92 @@
+// ReadFiles: bounded, non-blocking reads in Rust, errors that name the path.
+#include "rustfx_kernel.h"
+#include "tensorflow/core/framework/op.h"
+
+namespace rustfx {
+namespace {
+
+using tensorflow::OpKernel;
+using tensorflow::OpKernelConstruction;
+using tensorflow::OpKernelContext;
+using tensorflow::Tensor;
+using tensorflow::tstring;
+using tensorflow::shape_inference::InferenceContext;
+
+constexpr char kName[] = "Rustfx>ReadFiles";
+
+template <typename AttrSource>
+absl::Status GetReadAttrs(AttrSource* attrs, int64_t* max_bytes,
+                          OnError* on_error) {
+  TF_RETURN_IF_ERROR(attrs->GetAttr("max_bytes", max_bytes));
+  TF_RETURN_IF_ERROR(GetEnumAttr(attrs, "on_error", parse_on_error, on_error));
+  return InvalidArgumentIfThrows([&] { check_max_bytes(*max_bytes); });
+}
+
+REGISTER_OP(kName)
+    .Input("paths: string")
+    .Output("contents: string")
+    .Output("status_codes: int32")
+    .Output("status_messages: string")
+    .Attr("max_bytes: int")
+    .Attr("on_error: string = 'raise'")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      int64_t max_bytes = 0;
+      OnError on_error;
+      TF_RETURN_IF_ERROR(GetReadAttrs(c, &max_bytes, &on_error));
+      for (int i = 0; i < 3; ++i) c->set_output(i, c->input(0));
+      return absl::OkStatus();
+    })
+    .Doc(R"doc(
+Reads the first `max_bytes` bytes of each regular file in `paths` without ever
+blocking (FIFOs, devices and directories are errors). on_error='raise' fails
+on the first bad path (in element order) with its code and path;
+on_error='empty' gives b"" for it and reports it in status_codes (a
+tensorflow error code, 0 = OK) and status_messages.
+)doc");
+
+class ReadFilesKernel : public OpKernel {
+ public:
+  explicit ReadFilesKernel(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, GetReadAttrs(ctx, &max_bytes_, &on_error_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& paths = ctx->input(0);
+    Tensor *contents = nullptr, *codes = nullptr, *messages = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, paths.shape(), &contents));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, paths.shape(), &codes));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, paths.shape(), &messages));
+    auto path_flat = paths.flat<tstring>();
+    auto content_flat = contents->flat<tstring>();
+    auto code_flat = codes->flat<int32_t>();
+    auto message_flat = messages->flat<tstring>();
+    FirstError error;
+    // Reading is I/O bound: a high cost per element lets Shard overlap reads.
+    ForEachElement(ctx, path_flat, 100000, [&](int64_t i) {
+      rust::Vec<uint8_t> bytes;
+      Status status = read_file(AsBytes(path_flat(i)), max_bytes_, bytes);
+      code_flat(i) = static_cast<int32_t>(status.code);
+      if (status.code == StatusCode::Ok) {
+        content_flat(i).assign(reinterpret_cast<const char*>(bytes.data()),
+                               bytes.size());
+        return;
+      }
+      message_flat(i).assign(status.message.data(), status.message.size());
+      if (on_error_ == OnError::Raise) {
+        error.Record(i, absl::Status(static_cast<absl::StatusCode>(status.code),
+                                     std::string(status.message)));
+      }
+    });
+    OP_REQUIRES_OK(ctx, error.status());
+  }
+
+ private:
+  int64_t max_bytes_ = 0;
+  OnError on_error_ = OnError::Raise;
+};
+
+REGISTER_KERNEL_BUILDER(Name(kName).Device(tensorflow::DEVICE_CPU),
+                        ReadFilesKernel);
+
+}  // namespace
+}  // namespace rustfx

@@ -1,0 +1,203 @@
+// What every op family shares: running Rust calls over a batch on TF's
+// thread pool, turning Rust errors into statuses, reading enum attrs through
+// the core's parsers, and RowShape / RowKernel, which serve every
+// fixed-width extractor.
+//
+// A fixed-width op is a struct (see byte_features_op.cc) with
+//   static constexpr char kName[];          // "Rustfx>..."
+//   static constexpr int64_t kCostPerByte;  // rough cycles per input byte
+//   using Rows = FloatRows | Int32Rows | Int64Rows;
+//   template <typename AttrSource>          // kernel or shape-fn context
+//   static absl::Status Build(AttrSource*, std::optional<rust::Box<Rows>>*);
+// Build reads the op's attrs and calls its Rust constructor, which checks
+// every rule; the shape function and the kernel both call it, so bad attrs
+// fail at graph construction with the core's message.
+#ifndef RUSTFX_CPP_RUSTFX_KERNEL_H_
+#define RUSTFX_CPP_RUSTFX_KERNEL_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "rust/cxx.h"
+#include "rustfx/src/bridge.rs.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/framework/tensor.h"
+#include "tensorflow/core/util/work_sharder.h"
+
+namespace rustfx {
+
+inline rust::Slice<const uint8_t> AsBytes(const tensorflow::tstring& s) {
+  return rust::Slice<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()),
+                                    s.size());
+}
+
+// Runs `construct` (which calls a Rust constructor that validates attrs);
+// a rust::Error becomes InvalidArgument with the core's message, which says
+// what is allowed.
+template <typename Construct>
+absl::Status InvalidArgumentIfThrows(Construct&& construct) {
+  try {
+    construct();
+    return absl::OkStatus();
+  } catch (const rust::Error& e) {
+    return absl::InvalidArgumentError(e.what());
+  }
+}
+
+// Reads the string attr `name` and parses it with the core's `from_name`
+// (`parse` is one of the bridge's parse_* functions).
+template <typename AttrSource, typename Enum>
+absl::Status GetEnumAttr(AttrSource* attrs, const char* name,
+                         Enum (*parse)(rust::Str), Enum* value) {
+  std::string text;
+  TF_RETURN_IF_ERROR(attrs->GetAttr(name, &text));
+  return InvalidArgumentIfThrows([&] { *value = parse(text); });
+}
+
+// Keeps the error of the lowest failing element, so the reported error does
+// not depend on how TF split the work between threads.
+class FirstError {
+ public:
+  void Record(int64_t element, absl::Status status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (element < element_) {
+      element_ = element;
+      status_ = std::move(status);
+    }
+  }
+  absl::Status status() const { return status_; }
+
+ private:
+  std::mutex mu_;
+  int64_t element_ = std::numeric_limits<int64_t>::max();
+  absl::Status status_;
+};
+
+// Runs `work(i)` for every element on TF's intra-op pool through Shard,
+// which respects tf.data's per-thread parallelism limits (a private pool
+// would oversubscribe under num_parallel_calls). `cost_per_byte` is a rough
+// cycle count; Shard only uses it to decide how finely to split.
+inline void ForEachElement(
+    tensorflow::OpKernelContext* ctx,
+    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
+    int64_t cost_per_byte, const std::function<void(int64_t)>& work) {
+  const int64_t n = docs.size();
+  if (n == 0) return;
+  int64_t bytes = 0;
+  for (int64_t i = 0; i < n; ++i) bytes += docs(i).size();
+  const int64_t cost = std::max<int64_t>(1000, cost_per_byte * (bytes / n));
+  auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
+  tensorflow::Shard(pool->num_threads, pool->workers, n, cost,
+                    [&work](int64_t begin, int64_t end) {
+                      for (int64_t i = begin; i < end; ++i) work(i);
+                    });
+}
+
+// ForEachElement for work that calls into Rust. Rust extractors only fail
+// on a bug (a caught panic, a broken invariant), so an exception from
+// element i becomes Internal naming the op; the error of the lowest failing
+// element is returned.
+inline absl::Status ForEachRustCall(
+    tensorflow::OpKernelContext* ctx,
+    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
+    int64_t cost_per_byte, const std::function<void(int64_t)>& work) {
+  FirstError error;
+  const std::string& op = ctx->op_kernel().type_string();
+  ForEachElement(ctx, docs, cost_per_byte, [&](int64_t i) {
+    try {
+      work(i);
+    } catch (const std::exception& e) {
+      error.Record(i, absl::InternalError(op + ": " + e.what()));
+    }
+  });
+  return error.status();
+}
+
+// Output 0 := input.shape + [width].
+inline absl::Status AppendDim(tensorflow::shape_inference::InferenceContext* c,
+                              int64_t width) {
+  tensorflow::shape_inference::ShapeHandle out;
+  TF_RETURN_IF_ERROR(c->Concatenate(c->input(0), c->Vector(width), &out));
+  c->set_output(0, out);
+  return absl::OkStatus();
+}
+
+// Runs `write(doc, row)` over every element into output 0, of shape
+// input.shape + [width]; `write` throws rust::Error on a bug.
+template <typename T, typename Write>
+void ComputeRows(tensorflow::OpKernelContext* ctx, int64_t width,
+                 int64_t cost_per_byte, Write write) {
+  const tensorflow::Tensor& input = ctx->input(0);
+  tensorflow::TensorShape shape = input.shape();
+  OP_REQUIRES_OK(ctx, shape.AddDimWithStatus(width));
+  tensorflow::Tensor* output = nullptr;
+  OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &output));
+  auto docs = input.flat<tensorflow::tstring>();
+  T* rows = output->flat<T>().data();
+  OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, docs, cost_per_byte, [&](int64_t i) {
+                   write(AsBytes(docs(i)), rust::Slice<T>(rows + i * width, width));
+                 }));
+}
+
+// The value type of each bridge row type.
+template <typename Rows>
+struct RowValue;
+template <>
+struct RowValue<FloatRows> {
+  using type = float;
+};
+template <>
+struct RowValue<Int32Rows> {
+  using type = int32_t;
+};
+template <>
+struct RowValue<Int64Rows> {
+  using type = int64_t;
+};
+
+// Shape function of a fixed-width op: builds the extractor (validating the
+// attrs) and appends its width.
+template <typename Op>
+absl::Status RowShape(tensorflow::shape_inference::InferenceContext* c) {
+  std::optional<rust::Box<typename Op::Rows>> rows;
+  TF_RETURN_IF_ERROR(Op::Build(c, &rows));
+  return AppendDim(c, static_cast<int64_t>((*rows)->width()));
+}
+
+// Kernel of a fixed-width op. Stateless: its only member is the immutable
+// Rust extractor built from the attrs, so concurrent Compute calls are safe.
+template <typename Op>
+class RowKernel : public tensorflow::OpKernel {
+ public:
+  explicit RowKernel(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, Op::Build(ctx, &rows_));
+  }
+
+  void Compute(tensorflow::OpKernelContext* ctx) override {
+    using T = typename RowValue<typename Op::Rows>::type;
+    const typename Op::Rows& rows = **rows_;
+    ComputeRows<T>(ctx, static_cast<int64_t>(rows.width()), Op::kCostPerByte,
+                   [&rows](rust::Slice<const uint8_t> doc, rust::Slice<T> row) {
+                     rows.write_row(doc, row);
+                   });
+  }
+
+ private:
+  std::optional<rust::Box<typename Op::Rows>> rows_;
+};
+
+// Registers the CPU kernel of a fixed-width op struct.
+#define RUSTFX_REGISTER_ROW_KERNEL(Op)                                   \
+  REGISTER_KERNEL_BUILDER(                                               \
+      Name(Op::kName).Device(tensorflow::DEVICE_CPU), ::rustfx::RowKernel<Op>)
+
+}  // namespace rustfx
+
+#endif  // RUSTFX_CPP_RUSTFX_KERNEL_H_
