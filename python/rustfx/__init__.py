@@ -7,11 +7,11 @@ eager mode, inside `tf.function`, inside a `tf.data` map with any
 TensorFlow.
 """
 
-from rustfx.binary import (BYTE_SEQUENCE_PRESETS, byte_entropy_histogram,
-                           byte_histogram, byte_sequence, string_features)
-from rustfx.io import DEFAULT_MAX_BYTES, ReadStatus, read_files
-from rustfx.text import hashed_ngrams
+# Each family module lists its public names in __all__: a new wrapper in a
+# module is exported without an edit here.
+from rustfx import binary, io, text
+from rustfx.binary import *  # noqa: F401,F403
+from rustfx.io import *  # noqa: F401,F403
+from rustfx.text import *  # noqa: F401,F403
 
-__all__ = ["hashed_ngrams", "read_files", "ReadStatus", "DEFAULT_MAX_BYTES",
-           "byte_histogram", "byte_entropy_histogram", "string_features",
-           "byte_sequence", "BYTE_SEQUENCE_PRESETS"]
+__all__ = [*text.__all__, *io.__all__, *binary.__all__]

@@ -1,7 +1,9 @@
 """Loads the rustfx op library once, eagerly, after checking its TF version.
 
 Eager loading matters: a SavedModel that uses rustfx ops only loads after the
-ops are registered, so `import rustfx` must register them (FIELD_NOTES).
+ops are registered, so `import rustfx` must register them (a lazy load
+leaves `tf.saved_model.load` with "Op type not registered"; see
+tensorflow/addons#1151).
 """
 
 import os

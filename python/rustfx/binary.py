@@ -5,6 +5,9 @@ import tensorflow as tf
 
 from rustfx._common import invalid, no_autograph, ops, strings
 
+__all__ = ["byte_histogram", "byte_entropy_histogram", "string_features",
+           "byte_sequence", "BYTE_SEQUENCE_PRESETS"]
+
 #: Named byte_sequence conventions: EMBER's MalConv (bytes 0..255, pad 256,
 #: 2**20 bytes) and MalConv2 (bytes + 1, pad 0, 4,000,000 bytes).
 BYTE_SEQUENCE_PRESETS = {

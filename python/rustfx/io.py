@@ -6,6 +6,8 @@ import tensorflow as tf
 
 from rustfx._common import no_autograph, ops, strings
 
+__all__ = ["read_files", "ReadStatus", "DEFAULT_MAX_BYTES"]
+
 #: Default `max_bytes` of read_files: larger files are truncated to this.
 DEFAULT_MAX_BYTES = 64 << 20
 

@@ -4,6 +4,8 @@ import tensorflow as tf
 
 from rustfx._common import invalid, no_autograph, ops, strings
 
+__all__ = ["hashed_ngrams"]
+
 _OUTPUTS = ("ragged", "sequence", "counts", "sparse")
 
 

@@ -56,16 +56,94 @@ fn io_error(e: std::io::Error) -> rustfx::Error {
     rustfx::Error::new(rustfx::ErrorKind::Io, e.to_string())
 }
 
-fn usage() -> rustfx::Error {
-    rustfx::Error::invalid_argument(
-        "usage: rustfx-features (byte_histogram | byte_entropy_histogram WINDOW STEP | \
-         string_features | byte_sequence MAX_LEN SHIFT PAD head|head_tail | \
-         hashed_ngrams TOKENIZER HASH NUM_BUCKETS WIDTHS LOWERCASE) FILE...",
-    )
+/// One subcommand: its name, its parameters (in the usage line) and how
+/// its extractor is built from exactly those parameters. A new extractor is
+/// one more entry.
+struct Command {
+    name: &'static str,
+    params: &'static [&'static str],
+    build: fn(&[String]) -> rustfx::Result<Extract>,
 }
 
-fn number<T: std::str::FromStr>(arg: Option<&String>) -> rustfx::Result<T> {
-    arg.and_then(|a| a.parse().ok()).ok_or_else(usage)
+const COMMANDS: &[Command] = &[
+    Command {
+        name: "byte_histogram",
+        params: &[],
+        build: |_| Ok(rows(ByteHistogram::new(EmptyInput::Zeros))),
+    },
+    Command {
+        name: "byte_entropy_histogram",
+        params: &["WINDOW", "STEP"],
+        build: |p| {
+            let (window, step) = (number(&p[0])?, number(&p[1])?);
+            Ok(rows(ByteEntropyHistogram::new(
+                window,
+                step,
+                EmptyInput::Zeros,
+            )?))
+        },
+    },
+    Command {
+        name: "string_features",
+        params: &[],
+        build: |_| Ok(rows(StringFeatures)),
+    },
+    Command {
+        name: "byte_sequence",
+        params: &["MAX_LEN", "SHIFT", "PAD_VALUE", "head|head_tail"],
+        build: |p| {
+            let sampling = Sampling::from_name(&p[3])?;
+            let sequence =
+                ByteSequence::new(number(&p[0])?, number(&p[1])?, number(&p[2])?, sampling)?;
+            Ok(rows(sequence))
+        },
+    },
+    Command {
+        name: "hashed_ngrams",
+        params: &[
+            "TOKENIZER",
+            "HASH",
+            "NUM_BUCKETS",
+            "WIDTH[,WIDTH...]",
+            "LOWERCASE",
+        ],
+        build: |p| {
+            let hasher = NgramHasher::new(NgramConfig {
+                tokenizer: Tokenizer::from_name(&p[0])?,
+                hash: HashFamily::from_name(&p[1])?,
+                num_buckets: number(&p[2])?,
+                widths: p[3].split(',').map(number).collect::<rustfx::Result<_>>()?,
+                lowercase: number(&p[4])?,
+            })?;
+            Ok(Box::new(move |d: &[u8]| {
+                let mut ids = Vec::new();
+                hasher.ids(d, &mut ids);
+                Ok(ids.iter().map(i64::to_string).collect())
+            }))
+        },
+    },
+];
+
+fn usage() -> rustfx::Error {
+    let commands: Vec<String> = COMMANDS
+        .iter()
+        .map(|c| {
+            [c.name]
+                .iter()
+                .chain(c.params)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    rustfx::Error::invalid_argument(format!(
+        "usage: rustfx-features ({}) FILE...",
+        commands.join(" | ")
+    ))
+}
+
+fn number<T: std::str::FromStr>(arg: &str) -> rustfx::Result<T> {
+    arg.parse().map_err(|_| usage())
 }
 
 /// Any fixed-width extractor as a CLI extractor: one row per file, each
@@ -79,50 +157,8 @@ where
 
 fn parse(args: &[String]) -> rustfx::Result<(Extract, &[String])> {
     let name = args.first().ok_or_else(usage)?;
-    let rest = &args[1..];
-    Ok(match name.as_str() {
-        "byte_histogram" => (rows(ByteHistogram::new(EmptyInput::Zeros)), rest),
-        "string_features" => (rows(StringFeatures), rest),
-        "byte_entropy_histogram" => (
-            rows(ByteEntropyHistogram::new(
-                number(rest.first())?,
-                number(rest.get(1))?,
-                EmptyInput::Zeros,
-            )?),
-            rest.get(2..).unwrap_or_default(),
-        ),
-        "byte_sequence" => (
-            rows(ByteSequence::new(
-                number(rest.first())?,
-                number(rest.get(1))?,
-                number(rest.get(2))?,
-                Sampling::from_name(rest.get(3).ok_or_else(usage)?)?,
-            )?),
-            rest.get(4..).unwrap_or_default(),
-        ),
-        "hashed_ngrams" => {
-            let widths = rest
-                .get(3)
-                .ok_or_else(usage)?
-                .split(',')
-                .map(|w| w.parse().map_err(|_| usage()))
-                .collect::<rustfx::Result<Vec<usize>>>()?;
-            let hasher = NgramHasher::new(NgramConfig {
-                tokenizer: Tokenizer::from_name(rest.first().ok_or_else(usage)?)?,
-                hash: HashFamily::from_name(rest.get(1).ok_or_else(usage)?)?,
-                num_buckets: number(rest.get(2))?,
-                widths,
-                lowercase: number(rest.get(4))?,
-            })?;
-            (
-                Box::new(move |d: &[u8]| {
-                    let mut ids = Vec::new();
-                    hasher.ids(d, &mut ids);
-                    Ok(ids.iter().map(i64::to_string).collect())
-                }),
-                rest.get(5..).unwrap_or_default(),
-            )
-        }
-        _ => return Err(usage()),
-    })
+    let command = COMMANDS.iter().find(|c| c.name == name).ok_or_else(usage)?;
+    let params = args.get(1..1 + command.params.len()).ok_or_else(usage)?;
+    let files = &args[1 + command.params.len()..];
+    Ok(((command.build)(params)?, files))
 }
