@@ -62,7 +62,7 @@ class ReadFilesKernel : public OpKernel {
     auto message_flat = messages->flat<tstring>();
     FirstError error;
     // Reading is I/O bound: a high cost per element lets Shard overlap reads.
-    ForEachElement(ctx, path_flat, 100000, [&](int64_t i) {
+    ForEachElement(ctx, path_flat.size(), 100000, [&](int64_t i) {
       rust::Vec<uint8_t> bytes;
       Status status = read_file(AsBytes(path_flat(i)), max_bytes_, bytes);
       code_flat(i) = static_cast<int32_t>(status.code);

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "rust/cxx.h"
@@ -80,27 +81,53 @@ class FirstError {
   absl::Status status_;
 };
 
-// Runs `work(i)` for every element on TF's intra-op pool through Shard,
-// which respects tf.data's per-thread parallelism limits (a private pool
-// would oversubscribe under num_parallel_calls). `cost_per_byte` is a rough
+// Runs `work(i)` for i in [0, n) on TF's intra-op pool through Shard, which
+// respects tf.data's per-thread parallelism limits (a private pool would
+// oversubscribe under num_parallel_calls). `cost_per_element` is a rough
 // cycle count; Shard only uses it to decide how finely to split.
-inline void ForEachElement(
-    tensorflow::OpKernelContext* ctx,
-    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
-    int64_t cost_per_byte, const std::function<void(int64_t)>& work) {
-  const int64_t n = docs.size();
+inline void ForEachElement(tensorflow::OpKernelContext* ctx, int64_t n,
+                           int64_t cost_per_element,
+                           const std::function<void(int64_t)>& work) {
   if (n == 0) return;
-  int64_t bytes = 0;
-  for (int64_t i = 0; i < n; ++i) bytes += docs(i).size();
-  const int64_t cost = std::max<int64_t>(1000, cost_per_byte * (bytes / n));
   auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
-  tensorflow::Shard(pool->num_threads, pool->workers, n, cost,
+  tensorflow::Shard(pool->num_threads, pool->workers, n, cost_per_element,
                     [&work](int64_t begin, int64_t end) {
                       for (int64_t i = begin; i < end; ++i) work(i);
                     });
 }
 
-// ForEachElement for work that calls into Rust. Rust extractors only fail
+// Runs `work(i)` for every document, split between threads by bytes, not by
+// element count, so one huge document does not leave the other threads
+// idle while it runs alongside a full share of the rest. Shard splits
+// [0, total bytes) into equal ranges (in blocks of kBlock bytes); a
+// document goes to the range where it starts. Each document also counts as
+// one byte, so a batch of empty strings is still split.
+inline void ForEachDocument(
+    tensorflow::OpKernelContext* ctx,
+    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
+    int64_t cost_per_byte, const std::function<void(int64_t)>& work) {
+  constexpr int64_t kBlock = 4096;
+  const int64_t n = docs.size();
+  if (n == 0) return;
+  std::vector<int64_t> starts(n);
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    starts[i] = total;
+    total += static_cast<int64_t>(docs(i).size()) + 1;
+  }
+  const int64_t blocks = (total + kBlock - 1) / kBlock;
+  auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
+  tensorflow::Shard(
+      pool->num_threads, pool->workers, blocks,
+      std::max<int64_t>(1, cost_per_byte) * kBlock,
+      [&](int64_t begin, int64_t end) {
+        auto first = std::lower_bound(starts.begin(), starts.end(), begin * kBlock);
+        auto last = std::lower_bound(starts.begin(), starts.end(), end * kBlock);
+        for (auto it = first; it != last; ++it) work(it - starts.begin());
+      });
+}
+
+// ForEachDocument for work that calls into Rust. Rust extractors only fail
 // on a bug (a caught panic, a broken invariant), so an exception from
 // element i becomes Internal naming the op; the error of the lowest failing
 // element is returned.
@@ -110,7 +137,7 @@ inline absl::Status ForEachRustCall(
     int64_t cost_per_byte, const std::function<void(int64_t)>& work) {
   FirstError error;
   const std::string& op = ctx->op_kernel().type_string();
-  ForEachElement(ctx, docs, cost_per_byte, [&](int64_t i) {
+  ForEachDocument(ctx, docs, cost_per_byte, [&](int64_t i) {
     try {
       work(i);
     } catch (const std::exception& e) {

@@ -204,3 +204,35 @@ def test_one_batch_sharded_over_the_intra_op_pool(paths, reference):
     split = {k: split_batch(k, v, n) for k, v in out.items()}
     got = [{k: split[k][i] for k in split} for i in range(n)]
     assert_rows_equal(got, reference, "one sharded batch")
+
+
+def _rows(value, n):
+    """Per-element rows of a batch result (dense, ragged or sparse)."""
+    if isinstance(value, tf.SparseTensor):
+        indices, values = value.indices.numpy(), value.values.numpy()
+        return [("sparse", indices[indices[:, 0] == r, 1], values[indices[:, 0] == r])
+                for r in range(n)]
+    if isinstance(value, tf.RaggedTensor):
+        return [row for row in value.numpy()]
+    return list(value.numpy())
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_byte_balanced_sharding_with_one_huge_document(name):
+    """Kernels split a batch between threads by bytes: a 3 MiB document
+    among many small and empty ones, at the start, middle and end, gives
+    each element the row it gets alone."""
+    rng = random.Random(name)
+    huge = bytes(rng.randrange(256) for _ in range(1 << 12)) * 768
+    small = [bytes(rng.randrange(32, 127) for _ in range(rng.randrange(0, 300)))
+             for _ in range(150)] + [b""] * 10
+    fn = FNS[name]
+    alone = {}
+    for doc in [huge] + small:
+        if doc not in alone:
+            alone[doc] = _rows(fn(tf.constant([doc])), 1)[0]
+    for position in (0, len(small) // 2, len(small)):
+        batch = small[:position] + [huge] + small[position:]
+        got = _rows(fn(tf.constant(batch)), len(batch))
+        for i, doc in enumerate(batch):
+            hf.assert_same(got[i], alone[doc], f"{name} element {i} (huge at {position})")
