@@ -5,7 +5,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
 
-.PHONY: all setup build demo test test-rust test-python lint bench fuzz clean
+.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline fuzz clean
 
 all: build
 
@@ -45,9 +45,14 @@ lint:
 	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
 	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo clippy --release --features tensorflow -- -D warnings
 
+# Benchmarks, not part of `make test` (README, Speed).
 bench: build
 	$(VPY) benches/bench_ops.py
+	$(VPY) benches/extractors.py
 	cargo bench --bench core
+
+bench-pipeline: build
+	$(VPY) benches/pipeline.py
 
 # Coverage-guided fuzzing, every target for FUZZ_SECONDS each (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 60

@@ -1,0 +1,126 @@
+"""Each extractor through its TF op, on one large batch, with TF's intra-op
+pool at 1 and at 2 threads: MB/s per core, and how it scales.
+
+One eager call per repetition on the whole batch (the kernel splits it
+between the pool's threads by bytes), best of N, in a fresh process per
+thread count (TF fixes its pools at start-up). Byte features run on every
+file of a mix of text and binaries; n-gram extractors on text files (Python,
+C headers, Perl).
+
+    make bench                    # runs this too
+    .venv/bin/python benches/extractors.py --files 600 --repeat 5
+"""
+
+import argparse
+import glob
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+WIDTHS = (1, 2)
+EXTRACTORS = [
+    # (name, text only, function name, kwargs)
+    ("byte_histogram", False, "byte_histogram", {}),
+    ("byte_entropy_histogram", False, "byte_entropy_histogram", {}),
+    ("string_features", False, "string_features", {}),
+    ("byte_sequence (malconv2, 1 MiB)", False, "byte_sequence",
+     dict(max_len=1 << 20, preset="malconv2")),
+    ("whitespace 1-2 ids (ragged)", True, "hashed_ngrams",
+     dict(num_buckets=1 << 20, ngram_widths=WIDTHS)),
+    ("whitespace 1-2 sequence 1024", True, "hashed_ngrams",
+     dict(num_buckets=1 << 20, ngram_widths=WIDTHS, output="sequence", max_tokens=1024)),
+    ("whitespace 1-2 counts (dense 2^18)", True, "hashed_ngrams",
+     dict(num_buckets=1 << 18, ngram_widths=WIDTHS, output="counts")),
+    ("whitespace 1-2 sparse", True, "hashed_ngrams",
+     dict(num_buckets=1 << 20, ngram_widths=WIDTHS, output="sparse")),
+    ("word 1-2 ids (lowercase)", True, "hashed_ngrams",
+     dict(num_buckets=1 << 20, ngram_widths=WIDTHS, tokenizer="word", lowercase=True)),
+    ("word 1-2 sparse (lowercase)", True, "hashed_ngrams",
+     dict(num_buckets=1 << 20, ngram_widths=WIDTHS, tokenizer="word", lowercase=True,
+          output="sparse")),
+    ("sklearn_word 1-2 sparse l2 (HashingVectorizer)", True, "hashed_ngrams",
+     dict(num_buckets=1 << 18, ngram_widths=WIDTHS, tokenizer="sklearn_word",
+          lowercase=True, hash="murmur3", alternate_sign=True, norm="l2", output="sparse")),
+    ("byte 4-grams murmur3 sparse", True, "hashed_ngrams",
+     dict(num_buckets=1 << 20, ngram_widths=(4,), tokenizer="byte", hash="murmur3",
+          output="sparse")),
+]
+
+
+def sample(patterns, count, seed=0, text=False):
+    """`count` files matching `patterns` (1 byte to 4 MiB), spread evenly over
+    the patterns; `text` keeps only files without NUL in their first 4 KiB."""
+    paths = []
+    for pattern in patterns:
+        found = sorted(p for p in glob.glob(pattern, recursive=True)
+                       if os.path.isfile(p) and 0 < os.path.getsize(p) <= 4 << 20)
+        random.Random(seed).shuffle(found)
+        if text:
+            found = [p for p in found if b"\0" not in open(p, "rb").read(4096)]
+        paths += found[:count // len(patterns)]
+    return paths
+
+
+def measure(threads, files, repeat):
+    """In this process: MB/s of every extractor with `threads` intra-op threads."""
+    import tensorflow as tf
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    import rustfx
+
+    contents = [open(p, "rb").read() for p in sample(
+        ["/usr/lib/python3*/**/*.py", "/usr/include/**/*.h", "/usr/bin/*",
+         "/usr/lib/x86_64-linux-gnu/*.so*"], files)]
+    texts = [open(p, "rb").read() for p in sample(
+        ["/usr/lib/python3*/**/*.py", "/usr/include/**/*.h", "/usr/share/perl/**/*.pm"],
+        files * 4, text=True)]
+    batches = {False: tf.constant(contents), True: tf.constant(texts)}
+    megabytes = {False: sum(map(len, contents)) / 1e6, True: sum(map(len, texts)) / 1e6}
+    results = {}
+    for name, text_only, fn, kwargs in EXTRACTORS:
+        batch = batches[text_only]
+        call = getattr(rustfx, fn)
+        call(batch[:2], **kwargs)  # builds the kernel once
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            out = call(batch, **kwargs)
+            _ = out.values if hasattr(out, "values") else out
+            best = min(best, time.perf_counter() - start)
+        results[name] = megabytes[text_only] / best
+    return dict(results=results, files=len(contents), texts=len(texts),
+                mb=megabytes[False], text_mb=megabytes[True])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=600)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--threads", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.threads:
+        print(json.dumps(measure(args.threads, args.files, args.repeat)))
+        return
+    runs = {}
+    for threads in (1, 2):
+        out = subprocess.run([sys.executable, __file__, "--threads", str(threads),
+                              "--files", str(args.files), "--repeat", str(args.repeat)],
+                             check=True, capture_output=True, text=True)
+        runs[threads] = json.loads(out.stdout.strip().splitlines()[-1])
+    one, two = runs[1], runs[2]
+    print(f"corpus: {one['files']} files, {one['mb']:.1f} MB ({one['texts']} text files, "
+          f"{one['text_mb']:.1f} MB); one eager call on the whole batch, best of "
+          f"{args.repeat}; {os.cpu_count()} cores")
+    print("\n| extractor (op) | 1 thread MB/s | 2 threads MB/s | 2 / 1 |\n|---|---:|---:|---:|")
+    for name, *_ in EXTRACTORS:
+        a, b = one["results"][name], two["results"][name]
+        print(f"| {name} | {a:,.0f} | {b:,.0f} | {b / a:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
