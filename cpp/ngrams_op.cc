@@ -111,11 +111,14 @@ class HashedNgramsKernel : public OpKernel {
     Tensor* values = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({splits_flat(n)}),
                                              &values));
+    // Copied in parallel too: the ids are often larger than the input.
     int64_t* out = values->flat<int64_t>().data();
-    for (const auto& row : rows) {
-      if (!row.empty()) std::memcpy(out, row.data(), row.size() * sizeof(int64_t));
-      out += row.size();
-    }
+    ForEachElement(ctx, n, 1000, [&](int64_t i) {
+      if (!rows[i].empty()) {
+        std::memcpy(out + splits_flat(i), rows[i].data(),
+                    rows[i].size() * sizeof(int64_t));
+      }
+    });
   }
 
  private:
@@ -246,22 +249,25 @@ class HashedNgramSparseCountsKernel : public OpKernel {
                                       row_values[i]);
                    }));
 
-    int64_t nnz = 0;
-    for (const auto& row : row_indices) nnz += row.size();
+    std::vector<int64_t> starts(n + 1, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      starts[i + 1] = starts[i] + static_cast<int64_t>(row_indices[i].size());
+    }
     Tensor *indices = nullptr, *values = nullptr, *dense_shape = nullptr;
+    const int64_t nnz = starts[n];
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({nnz, 2}), &indices));
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({nnz}), &values));
     OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({2}), &dense_shape));
+    // Rows are copied in parallel: they can be larger than the input.
     auto idx = indices->matrix<int64_t>();
     auto val = values->flat<float>();
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      for (size_t j = 0; j < row_indices[i].size(); ++j, ++k) {
+    ForEachElement(ctx, n, 1000, [&](int64_t i) {
+      for (int64_t k = starts[i], j = 0; k < starts[i + 1]; ++k, ++j) {
         idx(k, 0) = i;
         idx(k, 1) = row_indices[i][j];
         val(k) = row_values[i][j];
       }
-    }
+    });
     dense_shape->flat<int64_t>()(0) = n;
     dense_shape->flat<int64_t>()(1) = num_buckets_;
   }
