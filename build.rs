@@ -53,6 +53,9 @@ mod tensorflow {
                 println!("cargo:rustc-link-search=native={dir}");
                 // Lets the library also load outside Python (C++ tests, serving).
                 println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,{dir}");
+                // Installed from a wheel, rustfx/ sits beside tensorflow/ in
+                // site-packages, wherever the build's TF was.
+                println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,$ORIGIN/../tensorflow");
             } else if let Some(lib) = flag.strip_prefix("-l:") {
                 println!("cargo:rustc-link-lib=dylib:+verbatim={lib}");
             } else if let Some(lib) = flag.strip_prefix("-l") {

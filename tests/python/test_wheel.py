@@ -1,0 +1,151 @@
+"""The wheel, installed like any package: built with `pip wheel`, installed
+into a fresh venv that has only TensorFlow, used from outside the checkout.
+
+The wheel must carry the op library inside the package, require the TF minor
+version it was built against, and give exactly the features of the
+development build: every extractor eagerly and in tf.data, and a SavedModel
+(saved here, by the development build) that uses the ops.
+"""
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import numpy as np
+import tensorflow as tf
+
+import rustfx
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOCS = [b"", b"MZ\x90\x00 hello world c:\\x http://a.b HKEY_ ab ab", b"Der Hund\tbellt\n" * 50,
+        bytes(range(256)) * 9]
+SPECS = {
+    "ragged": ("hashed_ngrams", dict(num_buckets=1 << 20, ngram_widths=(1, 2))),
+    "sequence": ("hashed_ngrams", dict(num_buckets=1000, output="sequence", max_tokens=8,
+                                       tokenizer="word", lowercase=True)),
+    "counts": ("hashed_ngrams", dict(num_buckets=64, tokenizer="sklearn_word", hash="murmur3",
+                                     output="counts", alternate_sign=True, norm="l2")),
+    "sparse": ("hashed_ngrams", dict(num_buckets=1 << 18, tokenizer="byte",
+                                     ngram_widths=(4,), output="sparse")),
+    "byte_histogram": ("byte_histogram", {}),
+    "byte_entropy_histogram": ("byte_entropy_histogram", dict(window=64, step=16)),
+    "string_features": ("string_features", {}),
+    "byte_sequence": ("byte_sequence", dict(max_len=300, preset="malconv2",
+                                            sampling="head_tail")),
+}
+
+# Runs in the fresh venv, from a directory outside the checkout.
+USER_SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    import numpy as np
+    import tensorflow as tf
+    import rustfx
+
+    here = os.path.dirname(os.path.abspath(rustfx.__file__))
+    assert here.startswith(sys.prefix), (here, sys.prefix)
+    specs = json.loads(sys.argv[1])
+    docs = [bytes.fromhex(d) for d in json.loads(sys.argv[2])]
+    expected = np.load(sys.argv[3])
+
+    def dense(x):
+        if isinstance(x, tf.SparseTensor):
+            return tf.sparse.to_dense(x).numpy()
+        if isinstance(x, tf.RaggedTensor):
+            return x.to_tensor(-7).numpy()
+        return x.numpy()
+
+    for name, (fn, kwargs) in specs.items():
+        f = getattr(rustfx, fn)
+        eager = dense(f(tf.constant(docs), **kwargs))
+        mapped = next(iter(tf.data.Dataset.from_tensors(docs).map(
+            lambda x: f(x, **kwargs))))
+        assert np.array_equal(eager, expected[name], equal_nan=True), name
+        assert np.array_equal(dense(mapped), eager, equal_nan=True), name
+
+    paths = tf.constant([sys.argv[3]])
+    assert rustfx.read_files(paths).numpy()[0] == open(sys.argv[3], "rb").read()
+
+    model = tf.saved_model.load(sys.argv[4])
+    got = model.serve(tf.constant(docs)).numpy()
+    assert np.array_equal(got, expected["saved_model"]), got
+    print("ok", rustfx.__file__)
+""")
+
+
+class FX(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def serve(self, x):
+        return tf.concat([rustfx.byte_histogram(x), rustfx.string_features(x)], axis=1)
+
+
+def dense(x):
+    if isinstance(x, tf.SparseTensor):
+        return tf.sparse.to_dense(x).numpy()
+    if isinstance(x, tf.RaggedTensor):
+        return x.to_tensor(-7).numpy()
+    return x.numpy()
+
+
+def run(cmd, **kwargs):
+    out = subprocess.run(cmd, capture_output=True, text=True,
+                         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, **kwargs)
+    assert out.returncode == 0, f"{cmd}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    return out.stdout
+
+
+def test_wheel_installs_into_a_fresh_venv_and_matches_the_dev_build(tmp_path):
+    # Build against the TF of this environment (no isolation: no second TF
+    # download); a persistent target dir keeps rebuilds incremental.
+    dist = tmp_path / "dist"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
+           "CARGO_TARGET_DIR": os.path.join(ROOT, "target", "wheel")}
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation",
+                            "--no-deps", "-q", ROOT, "-w", str(dist)],
+                           cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=1200)
+    assert build.returncode == 0, build.stderr[-4000:]
+    wheels = list(dist.glob("rustfx-*.whl"))
+    assert len(wheels) == 1, wheels
+    with zipfile.ZipFile(wheels[0]) as whl:
+        names = whl.namelist()
+        metadata = whl.read(next(n for n in names if n.endswith("METADATA"))).decode()
+    assert any(n.startswith("rustfx/_rustfx_ops") and n.endswith(".so") for n in names), names
+    major, minor = tf.__version__.split(".")[:2]
+    pin = f"<{major}.{int(minor) + 1},>={major}.{minor}"
+    assert any(line.startswith("Requires-Dist: tensorflow") and pin in line
+               for line in metadata.splitlines()), metadata[:600]
+
+    # Expected results from the development build.
+    expected = {name: dense(getattr(rustfx, fn)(tf.constant(DOCS), **kwargs))
+                for name, (fn, kwargs) in SPECS.items()}
+    saved = tmp_path / "fx_model"
+    tf.saved_model.save(FX(), str(saved))
+    expected["saved_model"] = FX().serve(tf.constant(DOCS)).numpy()
+    np.savez(tmp_path / "expected.npz", **expected)
+
+    # A fresh venv with only TensorFlow (the same version) and the wheel.
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", str(venv)], timeout=300)
+    python = str(venv / "bin" / "python")
+    tf_dist = "tensorflow-cpu" if _installed("tensorflow-cpu") else "tensorflow"
+    run([python, "-m", "pip", "install", "-q", f"{tf_dist}=={tf.__version__}",
+         str(wheels[0])], timeout=900)
+
+    user_dir = tmp_path / "elsewhere"
+    user_dir.mkdir()
+    out = run([python, "-c", USER_SCRIPT, json.dumps(SPECS),
+               json.dumps([d.hex() for d in DOCS]), str(tmp_path / "expected.npz"),
+               str(saved)], cwd=user_dir, timeout=600)
+    assert out.startswith("ok " + str(venv)), out
+
+
+def _installed(dist):
+    try:
+        importlib.metadata.version(dist)
+        return True
+    except importlib.metadata.PackageNotFoundError:
+        return False
