@@ -5,7 +5,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
 
-.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline fuzz clean
+.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline serving-lib serving-host fuzz clean
 
 all: build
 
@@ -27,6 +27,24 @@ build: setup
 	cp target/release/librustfx.so $(LIB)
 	# The pure-Rust program (no TF linked), which tests compare with the ops.
 	cargo build --release --bin rustfx-features
+
+# What a TF Serving build links (BUILD_NOTES.md, "TF Serving"): the kernels,
+# the bridge, the cxx runtime and the Rust core in one static library, and a
+# small C++ host linked against it and TF's C++ libraries from the pip wheel.
+TF_DIR = $$($(VPY) -c 'import os, tensorflow as tf; print(os.path.dirname(tf.__file__))' 2>/dev/null)
+SERVING_LIB := target/release/librustfx.a
+SERVING_HOST := target/release/serving_host
+
+serving-lib: setup
+	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
+	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo rustc --release --features tensorflow --lib --crate-type staticlib
+
+serving-host: serving-lib
+	tf=$(TF_DIR) && cflags=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(tf.sysconfig.get_compile_flags()))') && \
+	$(CXX) -O2 -Wno-deprecated-declarations $$cflags tests/cpp/serving_host.cc -o $(SERVING_HOST) \
+	  -Wl,--whole-archive $(SERVING_LIB) -Wl,--no-whole-archive \
+	  -Wl,--no-as-needed -L$$tf -l:libtensorflow_cc.so.2 -l:libtensorflow_framework.so.2 \
+	  -Wl,-rpath,$$tf -lpthread -ldl -lm
 
 demo: build
 	$(VPY) python/demo/train_language_classifier.py
