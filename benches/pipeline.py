@@ -18,6 +18,7 @@ first's, bit for bit), on the same files, page cache warm, best of N:
 
     make bench-pipeline          # or: .venv/bin/python benches/pipeline.py
     .venv/bin/python benches/pipeline.py --files 12000 --repeat 3
+    .venv/bin/python benches/pipeline.py --advice   # pipeline choices, rustfx only
 """
 
 import argparse
@@ -162,12 +163,62 @@ def pure_rust(paths, repeat):
         return result["seconds"], digest.hexdigest(), result["threads"]
 
 
+def advice(paths, mb, repeat):
+    """The same rustfx job under each pipeline choice: which ones pay."""
+    files = tf.data.Dataset.from_tensor_slices(paths)
+    auto = tf.data.AUTOTUNE
+
+    def fx(max_bytes=MAX_BYTES, **out):
+        kwargs = dict(output="sequence", max_tokens=MAX_TOKENS, pad_value=PAD,
+                      num_buckets=NUM_BUCKETS)
+        kwargs.update(out)
+        if kwargs["output"] != "sequence":
+            del kwargs["max_tokens"], kwargs["pad_value"]
+
+        def f(p):
+            contents = rustfx.read_files(p, max_bytes=max_bytes, on_error="empty")
+            return rustfx.hashed_ngrams(contents, ngram_widths=WIDTHS, **kwargs)
+        return f
+
+    def batched(f, calls=auto, batch=BATCH):
+        return files.batch(batch).map(f, num_parallel_calls=calls)
+
+    counts = dict(output="counts", num_buckets=1 << 16)
+    variants = [
+        ("batch 64, then map (AUTOTUNE)  [baseline]", batched(fx())),
+        ("map per file, then batch 64", files.map(fx(), num_parallel_calls=auto).batch(BATCH)),
+        ("batch 64, map with num_parallel_calls=1", batched(fx(), calls=None)),
+        ("batch 256, then map", batched(fx(), batch=256)),
+        ("batch 8, then map", batched(fx(), batch=8)),
+        ("max_bytes=64 KiB", batched(fx(max_bytes=64 << 10))),
+        ("output=ragged (all ids)", batched(fx(output="ragged"))),
+        ("output=counts, 2**16 buckets (dense)", batched(fx(**counts))),
+        ("output=sparse", batched(fx(output="sparse"))),
+        (".prefetch(AUTOTUNE) after the map", batched(fx()).prefetch(auto)),
+    ]
+    results = []
+    for name, ds in variants:
+        seconds = best_seconds(ds, repeat)
+        results.append((name, seconds))
+        print(f"  ... {name}: {mb / seconds:.1f} MB/s", file=sys.stderr, flush=True)
+    cached = batched(fx()).cache()
+    best_seconds(cached, 1)  # fills the cache
+    results.append((".cache() after the map, later epochs", best_seconds(cached, repeat)))
+    base = results[0][1]
+    print("\n| rustfx pipeline variant | MB/s | files/s | vs baseline |\n|---|---:|---:|---:|")
+    for name, seconds in results:
+        print(f"| {name} | {mb / seconds:,.0f} | {len(paths) / seconds:,.0f} | "
+              f"{base / seconds:.2f}x |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=12000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--python-repeat", type=int, default=1,
                         help="passes of the (slow) Python pipeline")
+    parser.add_argument("--advice", action="store_true",
+                        help="instead: the rustfx job under each pipeline choice")
     args = parser.parse_args()
     paths = corpus(args.files)
     sizes = [os.path.getsize(p) for p in paths]
@@ -178,6 +229,9 @@ def main():
     print(f"corpus: {len(paths)} text files, {mb:.1f} MB (mean {mb * 1e3 / len(paths):.1f} KB); "
           f"{os.cpu_count()} cores; TF {tf.__version__}; best of {args.repeat}, "
           f"page cache warm; rows: first {MAX_TOKENS} whitespace 1-2-gram ids, batch {BATCH}")
+    if args.advice:
+        advice(paths, mb, args.repeat)
+        return
 
     results, reference = [], None
     for name, ds in pipelines(paths):
