@@ -8,6 +8,7 @@ use super::{
 };
 use crate::extractor::{fixed_row, RowExtractor};
 use crate::{Error, Result};
+use std::sync::OnceLock;
 
 /// EMBER's `ByteEntropyHistogram`: a 16×16 grid of (block entropy bin, high
 /// nibble) counts over sliding blocks, normalised (see the module docs for
@@ -65,12 +66,35 @@ impl EntropyHistogram {
         empty: EmptyInput,
         out: &mut [f32; BYTE_ENTROPY_HISTOGRAM_DIM],
     ) {
+        self.compute_with(data, empty, out, self.overlap());
+    }
+
+    /// [`EntropyHistogram::compute`] with a given way of counting
+    /// overlapping blocks (the tests run every one).
+    pub(super) fn compute_with(
+        &self,
+        data: &[u8],
+        empty: EmptyInput,
+        out: &mut [f32; BYTE_ENTROPY_HISTOGRAM_DIM],
+        overlap: Overlap,
+    ) {
         let mut grid = [[0u64; 16]; 16];
-        self.accumulate(data, &mut grid);
+        self.accumulate(data, &mut grid, overlap);
         normalise(grid.iter().flatten(), empty, out);
     }
 
-    fn accumulate(&self, data: &[u8], grid: &mut [[u64; 16]; 16]) {
+    /// The fastest way to count overlapping blocks with these parameters.
+    fn overlap(&self) -> Overlap {
+        if self.step < SLIDE_BYTE_BY_BYTE_BELOW {
+            Overlap::ByteByByte
+        } else if self.window / self.step <= MAX_STEPS_PER_WINDOW {
+            Overlap::SumSteps
+        } else {
+            Overlap::SlideBySteps
+        }
+    }
+
+    fn accumulate(&self, data: &[u8], grid: &mut [[u64; 16]; 16], overlap: Overlap) {
         let mut blocks = Grid::new(self, data.len(), grid);
         let (window, step) = (self.window, self.step);
         let Some(last_start) = data.len().checked_sub(window) else {
@@ -88,45 +112,144 @@ impl EntropyHistogram {
                     _ => break,
                 }
             }
-        } else {
-            // Overlapping blocks: slide the counts, subtracting the `step`
-            // bytes that leave and adding the `step` bytes that enter.
-            let Some(first) = data.get(..window) else {
-                return;
-            };
-            let mut counts = nibble_counts(first);
-            let mut start = 0usize;
-            loop {
-                blocks.add(&counts);
-                let next = match start.checked_add(step) {
-                    Some(next) if next <= last_start => next,
-                    _ => break,
-                };
-                // next <= last_start = len - window, so next + window <= len.
-                let (Some(leaving), Some(entering)) = (
-                    data.get(start..next),
-                    data.get(start + window..next + window),
-                ) else {
-                    break;
-                };
-                // The leaving bytes were counted in `counts`: never below 0.
-                if step < 64 {
-                    // Few bytes: cheaper than two table passes.
-                    for (&gone, &new) in leaving.iter().zip(entering) {
-                        let g = &mut counts[usize::from(gone >> 4)];
-                        *g = g.saturating_sub(1);
-                        counts[usize::from(new >> 4)] += 1;
-                    }
-                } else {
-                    let gone = nibble_counts(leaving);
-                    let new = nibble_counts(entering);
-                    for ((c, &g), &n) in counts.iter_mut().zip(&gone).zip(&new) {
-                        *c = (*c + n).saturating_sub(g);
-                    }
-                }
-                start = next;
-            }
+            return;
         }
+        match overlap {
+            Overlap::ByteByByte => slide(data, window, step, &mut blocks, move_byte_by_byte),
+            Overlap::SumSteps => sum_steps(data, window, step, &mut blocks),
+            Overlap::SlideBySteps => slide(data, window, step, &mut blocks, move_by_recounting),
+        }
+    }
+}
+
+/// How overlapping blocks (`step < window`) are counted. All give the same
+/// counts; they differ in speed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Overlap {
+    /// Slide the counts byte by byte (small steps).
+    ByteByByte,
+    /// Count each byte once and sum the steps of each block.
+    SumSteps,
+    /// Slide the counts step by step, counting each byte twice (many steps
+    /// per window, where [`Overlap::SumSteps`] would keep too many).
+    SlideBySteps,
+}
+
+/// Below this step, overlapping blocks slide byte by byte: a few bytes cost
+/// less that way than two more calls to [`nibble_counts`].
+const SLIDE_BYTE_BY_BYTE_BELOW: usize = 64;
+
+/// Up to this many steps per window, [`sum_steps`] keeps the counts of the
+/// last `window / step` steps (128 bytes each).
+const MAX_STEPS_PER_WINDOW: usize = 256;
+
+/// [`Overlap::SumSteps`]: overlapping blocks (`step < window <= len`), each
+/// byte counted once.
+///
+/// With `window = q·step + r` (`r < step`), the block at `k·step` is steps
+/// `k..k+q` plus the first `r` bytes (the head) of step `k + q`. Each step is
+/// counted once, as its head and then the rest, and each block's counts are
+/// the running sum of the last `q` steps plus one head.
+fn sum_steps(data: &[u8], window: usize, step: usize, blocks: &mut Grid<'_>) {
+    let last_start = data.len().saturating_sub(window);
+    let (q, r) = (window / step, window % step);
+    let mut last_steps = Vec::with_capacity(q);
+    let mut sum = [0u64; 16];
+    for s in data.chunks_exact(step).take(q) {
+        let counts = nibble_counts(s);
+        add_to(&mut sum, &counts);
+        last_steps.push(counts);
+    }
+    // The block at `start` ends with the head of the step at `start + q·step`.
+    let mut start = 0usize;
+    let mut oldest = 0usize;
+    loop {
+        let head_start = start + q * step;
+        // head_start + r = start + window <= len.
+        let Some(head) = data.get(head_start..head_start + r) else {
+            break;
+        };
+        let mut counts = nibble_counts(head);
+        let mut block = sum;
+        add_to(&mut block, &counts);
+        blocks.add(&block);
+        match start.checked_add(step) {
+            Some(next) if next <= last_start => start = next,
+            _ => break,
+        }
+        // The next block holds all of this step (it ends at next + window,
+        // at or after head_start + step): count the rest of it.
+        let Some(rest) = data.get(head_start + r..head_start + step) else {
+            break;
+        };
+        add_to(&mut counts, &nibble_counts(rest));
+        let Some(leaving) = last_steps.get_mut(oldest) else {
+            break;
+        };
+        // The leaving step was added to `sum`: never below 0.
+        for ((c, &gone), &new) in sum.iter_mut().zip(leaving.iter()).zip(&counts) {
+            *c = (*c + new).saturating_sub(gone);
+        }
+        *leaving = counts;
+        oldest = (oldest + 1) % q;
+    }
+}
+
+fn add_to(sum: &mut [u64; 16], counts: &[u64; 16]) {
+    for (s, &c) in sum.iter_mut().zip(counts) {
+        *s += c;
+    }
+}
+
+/// [`Overlap::ByteByByte`]: moves the counts one byte at a time.
+fn move_byte_by_byte(counts: &mut [u64; 16], leaving: &[u8], entering: &[u8]) {
+    // The leaving bytes were counted in `counts`: never below 0.
+    for (&gone, &new) in leaving.iter().zip(entering) {
+        let g = &mut counts[usize::from(gone >> 4)];
+        *g = g.saturating_sub(1);
+        counts[usize::from(new >> 4)] += 1;
+    }
+}
+
+/// [`Overlap::SlideBySteps`]: counts the leaving and entering bytes.
+fn move_by_recounting(counts: &mut [u64; 16], leaving: &[u8], entering: &[u8]) {
+    let gone = nibble_counts(leaving);
+    let new = nibble_counts(entering);
+    for ((c, &g), &n) in counts.iter_mut().zip(&gone).zip(&new) {
+        *c = (*c + n).saturating_sub(g);
+    }
+}
+
+/// Slides a window's nibble counts over `data` (`step < window <= len`):
+/// `update(counts, leaving, entering)` moves them forward by one step.
+fn slide(
+    data: &[u8],
+    window: usize,
+    step: usize,
+    blocks: &mut Grid<'_>,
+    update: impl Fn(&mut [u64; 16], &[u8], &[u8]),
+) {
+    let last_start = data.len().saturating_sub(window);
+    let Some(first) = data.get(..window) else {
+        return;
+    };
+    let mut counts = nibble_counts(first);
+    let mut start = 0usize;
+    loop {
+        blocks.add(&counts);
+        let next = match start.checked_add(step) {
+            Some(next) if next <= last_start => next,
+            _ => break,
+        };
+        // next <= last_start = len - window, so next + window <= len.
+        let (Some(leaving), Some(entering)) = (
+            data.get(start..next),
+            data.get(start + window..next + window),
+        ) else {
+            break;
+        };
+        update(&mut counts, leaving, entering);
+        start = next;
     }
 }
 
@@ -166,11 +289,32 @@ impl RowExtractor for ByteEntropyHistogram {
 struct Grid<'a> {
     grid: &'a mut [[u64; 16]; 16],
     window: usize,
-    /// On the `float32` path with many blocks: the term `-p·log2(p)` of each
-    /// count `0..=window`, filled on first use (NaN = not yet computed; a
-    /// term is never NaN). The bin depends only on these terms, so caching
-    /// them changes nothing but the speed when `step` is small.
-    terms: Vec<f32>,
+    terms: Terms,
+}
+
+/// On the `float32` path, the term `-p·log2(p)` of each count `0..=window`.
+/// The bin depends only on these terms, so caching them changes nothing but
+/// the speed: a block costs 16 lookups instead of up to 16 `log2`.
+enum Terms {
+    /// No cache (`float64` path, or too few blocks to pay for one).
+    None,
+    /// EMBER's window: computed once per process.
+    Ember(&'static [f32]),
+    /// Other windows with many blocks: filled on first use (NaN = not yet
+    /// computed; a term is never NaN).
+    Lazy(Vec<f32>),
+}
+
+/// The terms for [`EMBER_WINDOW`] (index 0 is never read: zero counts are
+/// dropped).
+fn ember_terms() -> &'static [f32] {
+    static TERMS: OnceLock<Vec<f32>> = OnceLock::new();
+    TERMS.get_or_init(|| {
+        let d = EMBER_WINDOW as f32;
+        (0..=EMBER_WINDOW as u64)
+            .map(|c| if c == 0 { 0.0 } else { entropy_term_f32(c, d) })
+            .collect()
+    })
 }
 
 impl<'a> Grid<'a> {
@@ -182,10 +326,12 @@ impl<'a> Grid<'a> {
             .unwrap_or(0)
             .saturating_add(1);
         let float32 = (window as u64) < NUMPY1_FLOAT32_DIVISOR_LIMIT;
-        let terms = if float32 && blocks.saturating_mul(16) > window {
-            vec![f32::NAN; window + 1]
+        let terms = if window == EMBER_WINDOW {
+            Terms::Ember(ember_terms())
+        } else if float32 && blocks.saturating_mul(16) > window {
+            Terms::Lazy(vec![f32::NAN; window + 1])
         } else {
-            Vec::new()
+            Terms::None
         };
         Grid {
             grid,
@@ -197,12 +343,14 @@ impl<'a> Grid<'a> {
     /// The entropy bin of a block with these nibble counts.
     fn bin(&mut self, counts: &[u64; 16]) -> usize {
         // The window is at most 2^24, so it is exact as a divisor either way.
-        let entropy = if self.terms.is_empty() {
-            numpy1_entropy(counts, self.window as u64)
-        } else {
-            let d = self.window as f32;
-            let terms = &mut self.terms;
-            f64::from(entropy_f32(counts, |c| {
+        let d = self.window as f32;
+        let entropy = match &mut self.terms {
+            Terms::None => numpy1_entropy(counts, self.window as u64),
+            Terms::Ember(terms) => f64::from(entropy_f32(counts, |c| {
+                let term = usize::try_from(c).ok().and_then(|i| terms.get(i));
+                term.copied().unwrap_or_else(|| entropy_term_f32(c, d))
+            })),
+            Terms::Lazy(terms) => f64::from(entropy_f32(counts, |c| {
                 let slot = usize::try_from(c).ok().and_then(|i| terms.get_mut(i));
                 match slot {
                     Some(t) if !t.is_nan() => *t,
@@ -212,7 +360,7 @@ impl<'a> Grid<'a> {
                     }
                     None => entropy_term_f32(c, d),
                 }
-            }))
+            })),
         };
         let h = entropy * 2.0;
         // H·2 is exact in float32 and float64 alike; `as` truncates like

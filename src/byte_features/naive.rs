@@ -83,12 +83,24 @@ pub fn oracle_normalise(counts: &[u64], empty: EmptyInput) -> Vec<f32> {
     counts.iter().map(|&c| c as f32 / total as f32).collect()
 }
 
-pub fn oracle_byte_histogram(data: &[u8], empty: EmptyInput) -> Vec<f32> {
+pub fn oracle_byte_counts(data: &[u8]) -> Vec<u64> {
     let mut counts = vec![0u64; 256];
     for &b in data {
         counts[b as usize] += 1;
     }
-    oracle_normalise(&counts, empty)
+    counts
+}
+
+pub fn oracle_nibble_counts(data: &[u8]) -> Vec<u64> {
+    let mut counts = vec![0u64; 16];
+    for &b in data {
+        counts[(b >> 4) as usize] += 1;
+    }
+    counts
+}
+
+pub fn oracle_byte_histogram(data: &[u8], empty: EmptyInput) -> Vec<f32> {
+    oracle_normalise(&oracle_byte_counts(data), empty)
 }
 
 pub fn oracle_entropy_histogram(
@@ -125,8 +137,12 @@ pub fn oracle_entropy_histogram(
     oracle_normalise(&grid, empty)
 }
 
+pub fn is_printable(b: u8) -> bool {
+    (0x20..=0x7f).contains(&b)
+}
+
 pub fn oracle_string_features(data: &[u8]) -> Vec<f32> {
-    let printable = |b: u8| (0x20..=0x7f).contains(&b);
+    let printable = is_printable;
     let mut strings: Vec<&[u8]> = Vec::new();
     let mut i = 0;
     while i < data.len() {

@@ -1,4 +1,17 @@
 //! EMBER's `StringExtractor`: printable runs and pattern counts.
+//!
+//! Strings (runs of at least 5 printable bytes) are found 64 bytes at a time
+//! from a 64-bit mask of the printable bytes, with no branch per byte or per
+//! run: a byte belongs to a string exactly when some window of 5 printable
+//! bytes covers it, and the windows are an AND of shifted masks. Then only
+//! the string bytes of a chunk are counted, one by one when they are few,
+//! else the whole chunk is counted and the printable bytes outside strings
+//! are taken back. A window can straddle two chunks, so a chunk is done once
+//! the next chunk's mask is known; the input's last partial chunk is padded
+//! with zeros (never printable).
+//!
+//! The four pattern counts are separate `memchr` passes: they run at many
+//! GB/s, far faster than the scan.
 
 use super::numpy::numpy1_entropy;
 use super::{EmptyInput, STRING_FEATURES_DIM};
@@ -17,48 +30,139 @@ pub(super) fn printable_mask(w: u64) -> u64 {
     !w & HIGH_BITS & ((w & bits_5_6) + bits_5_6)
 }
 
-pub(super) fn is_printable(b: u8) -> bool {
-    (0x20..=0x7F).contains(&b)
+/// Bytes per chunk: one bit per byte in a `u64` mask.
+const CHUNK: usize = 64;
+
+/// Bit `i` is set when `chunk[i]` is printable.
+pub(super) fn printable_bits(chunk: &[u8; CHUNK]) -> u64 {
+    // Multiplying the 8 high bits (moved to bits 0, 8, …, 56) by this gathers
+    // them into the top byte in order; no two partial products overlap, so
+    // nothing carries. (Portable SWAR: LLVM does not turn a per-byte loop
+    // into a movemask here.)
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    let mut bits = 0u64;
+    for (k, word) in chunk.chunks_exact(8).enumerate() {
+        if let Ok(&word) = <&[u8; 8]>::try_from(word) {
+            let high = printable_mask(u64::from_le_bytes(word)) >> 7;
+            bits |= (high.wrapping_mul(GATHER) >> 56) << (8 * k);
+        }
+    }
+    bits
 }
 
-/// The first index at or after `i` whose byte has `printable(b) == want`, or
-/// `data.len()`.
-pub(super) fn find_class(data: &[u8], mut i: usize, want: bool) -> usize {
-    while let Some(word) = data.get(i..).and_then(|s| s.first_chunk::<8>()) {
-        let printable = printable_mask(u64::from_le_bytes(*word));
-        let hits = if want {
-            printable
-        } else {
-            !printable & HIGH_BITS
+/// From this many string bytes in a chunk on, count the whole chunk and take
+/// back the rest, rather than counting the string bytes one by one.
+const COUNT_WHOLE_CHUNK_FROM: u32 = 32;
+
+/// The string statistics of the chunks seen so far.
+struct StringScan {
+    /// Byte counts of string bytes (bins `0x20..=0x7F` are meaningful), in
+    /// four tables so that repeated bytes do not serialise. A chunk counted
+    /// whole is corrected by wrapping subtractions, so only the sum of the
+    /// four tables is a count.
+    tables: [[u64; 256]; 4],
+    numstrings: u64,
+    printables: u64,
+    /// Bit `i`: the 5 bytes from byte `i` of the previous chunk are printable.
+    prev_windows: u64,
+    /// The string bytes of the previous chunk.
+    prev_strings: u64,
+}
+
+impl StringScan {
+    /// Scans all of `data`.
+    fn new(data: &[u8]) -> Self {
+        let mut scan = StringScan {
+            tables: [[0; 256]; 4],
+            numstrings: 0,
+            printables: 0,
+            prev_windows: 0,
+            prev_strings: 0,
         };
-        if hits != 0 {
-            return i + (hits.trailing_zeros() / 8) as usize;
+        let full = data.chunks_exact(CHUNK);
+        let mut tail = [0u8; CHUNK];
+        for (t, &b) in tail.iter_mut().zip(full.remainder()) {
+            *t = b;
         }
-        i += 8;
-    }
-    while let Some(&b) = data.get(i) {
-        if is_printable(b) == want {
-            return i;
+        let chunks = full
+            .filter_map(|c| <&[u8; CHUNK]>::try_from(c).ok())
+            .chain(core::iter::once(&tail));
+        // Each chunk waits for the next one's mask.
+        let mut pending: Option<(&[u8; CHUNK], u64)> = None;
+        for chunk in chunks {
+            let bits = printable_bits(chunk);
+            if let Some((prev, prev_bits)) = pending {
+                scan.add_chunk(prev, prev_bits, bits);
+            }
+            pending = Some((chunk, bits));
         }
-        i += 1;
+        if let Some((last, bits)) = pending {
+            scan.add_chunk(last, bits, 0);
+        }
+        scan
     }
-    data.len()
+
+    /// Adds a chunk with printable mask `bits`, followed by a chunk with
+    /// printable mask `next`.
+    fn add_chunk(&mut self, chunk: &[u8; CHUNK], bits: u64, next: u64) {
+        // Bit i of `ahead(j)`: byte i + j is printable (into the next chunk).
+        let ahead = |j: u32| (bits >> j) | (next << (64 - j));
+        let windows = bits & ahead(1) & ahead(2) & ahead(3) & ahead(4);
+        // Each window marks its 5 bytes; windows starting in the previous
+        // chunk's last 4 bytes reach into this one.
+        let w = windows;
+        let p = self.prev_windows;
+        let strings = w | w << 1 | w << 2 | w << 3 | w << 4 | p >> 60 | p >> 61 | p >> 62 | p >> 63;
+        let starts = strings & !(strings << 1 | self.prev_strings >> 63);
+        self.prev_windows = windows;
+        self.prev_strings = strings;
+        if strings == 0 {
+            return;
+        }
+        self.numstrings += u64::from(starts.count_ones());
+        let n = strings.count_ones();
+        self.printables += u64::from(n);
+        let t = &mut self.tables;
+        if n >= COUNT_WHOLE_CHUNK_FROM {
+            for group in chunk.chunks_exact(4) {
+                for (table, &b) in t.iter_mut().zip(group) {
+                    table[usize::from(b)] = table[usize::from(b)].wrapping_add(1);
+                }
+            }
+            // Non-printable bytes land in bins that are never read.
+            for_each_bit(bits & !strings, |i| {
+                if let Some(&b) = chunk.get(i) {
+                    t[0][usize::from(b)] = t[0][usize::from(b)].wrapping_sub(1);
+                }
+            });
+        } else {
+            for_each_bit(strings, |i| {
+                if let Some(&b) = chunk.get(i) {
+                    t[1][usize::from(b)] = t[1][usize::from(b)].wrapping_add(1);
+                }
+            });
+        }
+    }
+
+    /// The count of each byte `0x20..=0x7F` in the strings (bin `k` is byte
+    /// `0x20 + k`).
+    fn printable_counts(&self) -> [u64; 96] {
+        let mut dist = [0u64; 96];
+        for (k, d) in dist.iter_mut().enumerate() {
+            *d = self
+                .tables
+                .iter()
+                .fold(0u64, |sum, t| sum.wrapping_add(t[k + 0x20]));
+        }
+        dist
+    }
 }
 
-/// Adds the bytes of `run` (all in `0x20..=0x7F`) to four interleaved
-/// 128-entry tables.
-pub(super) fn count_printables(run: &[u8], t: &mut [[u64; 128]; 4]) {
-    let mut chunks = run.chunks_exact(4);
-    for chunk in &mut chunks {
-        if let &[a, b, c, d] = chunk {
-            t[0][usize::from(a & 0x7F)] += 1;
-            t[1][usize::from(b & 0x7F)] += 1;
-            t[2][usize::from(c & 0x7F)] += 1;
-            t[3][usize::from(d & 0x7F)] += 1;
-        }
-    }
-    for &b in chunks.remainder() {
-        t[0][usize::from(b & 0x7F)] += 1;
+/// Calls `f` with the index of each set bit of `bits`, lowest first.
+fn for_each_bit(mut bits: u64, mut f: impl FnMut(usize)) {
+    while bits != 0 {
+        f(bits.trailing_zeros() as usize);
+        bits &= bits - 1;
     }
 }
 
@@ -100,31 +204,9 @@ pub(super) fn count_paths_and_urls(data: &[u8]) -> (u64, u64) {
 /// that the three EMBER byte features share one calling convention.
 pub fn string_features(data: &[u8], empty: EmptyInput, out: &mut [f32; STRING_FEATURES_DIM]) {
     let _ = empty;
-    let mut tables = [[0u64; 128]; 4];
-    let (mut numstrings, mut printables) = (0u64, 0u64);
-    let mut i = 0;
-    while i < data.len() {
-        let start = find_class(data, i, true);
-        if start >= data.len() {
-            break;
-        }
-        let end = find_class(data, start, false);
-        if let Some(run) = data.get(start..end) {
-            if run.len() >= 5 {
-                numstrings += 1;
-                printables += run.len() as u64;
-                count_printables(run, &mut tables);
-            }
-        }
-        // data[start] is printable, so end > start: the loop advances.
-        i = end.max(start + 1);
-    }
-    // Bin k counts byte 0x20 + k.
-    let mut dist = [0u64; 96];
-    for (k, d) in dist.iter_mut().enumerate() {
-        let b = k + 0x20;
-        *d = tables[0][b] + tables[1][b] + tables[2][b] + tables[3][b];
-    }
+    let scan = StringScan::new(data);
+    let (numstrings, printables) = (scan.numstrings, scan.printables);
+    let dist = scan.printable_counts();
 
     let avlength = if numstrings > 0 {
         printables as f64 / numstrings as f64

@@ -1,6 +1,8 @@
 //! The optimised byte features against the naive oracles, at every
 //! alignment and length around every block boundary, plus known values.
 
+use super::counting::{byte_counts, nibble_counts};
+use super::entropy_histogram::Overlap;
 use super::naive::*;
 use super::numpy::*;
 use super::strings::*;
@@ -13,11 +15,28 @@ fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
 }
 
+const OVERLAPS: [Overlap; 3] = [
+    Overlap::ByteByByte,
+    Overlap::SumSteps,
+    Overlap::SlideBySteps,
+];
+
+/// The entropy histogram, after checking that every way of counting
+/// overlapping blocks gives the same bits as the default one.
 fn entropy_histogram(data: &[u8], window: usize, step: usize, empty: EmptyInput) -> Vec<f32> {
+    let params = EntropyHistogram::new(window, step).unwrap();
     let mut out = [1.5f32; 256];
-    EntropyHistogram::new(window, step)
-        .unwrap()
-        .compute(data, empty, &mut out);
+    params.compute(data, empty, &mut out);
+    for overlap in OVERLAPS {
+        let mut other = [2.5f32; 256];
+        params.compute_with(data, empty, &mut other, overlap);
+        assert_eq!(
+            bits(&other),
+            bits(&out),
+            "{overlap:?} len {} window {window} step {step}",
+            data.len()
+        );
+    }
     out.to_vec()
 }
 
@@ -342,6 +361,169 @@ fn printable_mask_matches_the_byte_class() {
         assert_eq!(m >> 48 & 0xff, 0);
         assert_eq!(m >> 40 & 0x80 != 0, is_printable(b));
         assert_eq!(m >> 56 & 0x80 != 0, is_printable(b));
+    }
+}
+
+#[test]
+fn counts_at_every_alignment_and_length() {
+    // Lengths across the group (4), the nibble run (60) and the nibble flush
+    // (240) boundaries, on mixed and on single-valued data (where every
+    // narrow counter fills fastest).
+    let mixed = mixed_bytes(5, 16 + 500);
+    let same = vec![0xA7u8; 16 + 500];
+    for buf in [&mixed, &same] {
+        for offset in 0..16 {
+            for len in 0..=500 {
+                let d = &buf[offset..offset + len];
+                assert_eq!(byte_counts(d).to_vec(), oracle_byte_counts(d), "len {len}");
+                assert_eq!(
+                    nibble_counts(d).to_vec(),
+                    oracle_nibble_counts(d),
+                    "len {len}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn counters_at_their_flush_points() {
+    // byte_counts flushes its u16 counters every 65535 groups of 4 bytes:
+    // one value fills a counter of every table to exactly 65535.
+    const FLUSH: usize = 65535 * 4;
+    let mut lengths = vec![];
+    for k in 1..=2 {
+        lengths.extend([k * FLUSH - 1, k * FLUSH, k * FLUSH + 1, k * FLUSH + 4]);
+    }
+    for b in [0u8, 0xFF, 0x41] {
+        let data = vec![b; 2 * FLUSH + 16];
+        for &len in &lengths {
+            for offset in [0, 3] {
+                let d = &data[offset..offset + len];
+                let counts = byte_counts(d);
+                assert_eq!(counts[usize::from(b)], len as u64, "byte {b} len {len}");
+                assert_eq!(counts.iter().sum::<u64>(), len as u64);
+                let nibbles = nibble_counts(d);
+                assert_eq!(nibbles[usize::from(b >> 4)], len as u64, "len {len}");
+                assert_eq!(nibbles.iter().sum::<u64>(), len as u64);
+            }
+        }
+    }
+    // A period-4 pattern: each table sees one value only.
+    let data: Vec<u8> = (0..FLUSH + 100).map(|i| (i % 4) as u8 * 0x51).collect();
+    assert_eq!(byte_counts(&data).to_vec(), oracle_byte_counts(&data));
+    assert_eq!(nibble_counts(&data).to_vec(), oracle_nibble_counts(&data));
+}
+
+#[test]
+fn every_overlap_strategy_around_window_and_step_multiples() {
+    // `entropy_histogram` runs the three strategies; these parameters cover
+    // step dividing the window or not, one or many steps per window, steps
+    // on either side of the byte-by-byte threshold, step >= window, and
+    // inputs shorter than a window.
+    for &(w, s) in &[
+        (2, 1),
+        (5, 2),
+        (16, 8),
+        (17, 8),
+        (20, 7),
+        (64, 63),
+        (100, 30),
+        (100, 99),
+        (128, 64),
+        (130, 64),
+        (257, 1),
+        (300, 100),
+        (EMBER_WINDOW, EMBER_STEP),
+        (EMBER_WINDOW, 1000),
+        (3000, EMBER_STEP),
+        (64, 64),
+        (50, 120),
+    ] {
+        let mut lengths = vec![0, 1, s, w - 1, w, w + 1];
+        for k in 1..5 {
+            lengths.extend([w + k * s - 1, w + k * s, w + k * s + 1]);
+        }
+        for (i, &len) in lengths.iter().enumerate() {
+            let data = mixed_bytes(i as u64 + 3, len + 2);
+            for offset in 0..2 {
+                let d = &data[offset..offset + len];
+                assert_eq!(
+                    bits(&entropy_histogram(d, w, s, EmptyInput::Nan)),
+                    bits(&oracle_entropy_histogram(d, w, s, EmptyInput::Nan)),
+                    "len {len} window {w} step {s}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn default_strategy_for_each_step_size() {
+    // Steps below 64 slide byte by byte, more than 256 steps per window
+    // recount the leaving step, and the rest sum steps: run each through
+    // `compute` on enough data for many blocks.
+    let data = mixed_bytes(17, 64 * 300 + 1000);
+    for (w, s) in [(100, 10), (1000, 100), (64 * 257, 64), (64 * 257 + 5, 64)] {
+        assert_eq!(
+            bits(&entropy_histogram(&data, w, s, EmptyInput::Zeros)),
+            bits(&oracle_entropy_histogram(&data, w, s, EmptyInput::Zeros)),
+            "window {w} step {s}"
+        );
+    }
+}
+
+#[test]
+fn printable_bits_match_the_byte_class() {
+    let background: Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8).collect();
+    for b in 0..=255u8 {
+        for pos in 0..64 {
+            let mut chunk = [0u8; 64];
+            chunk.copy_from_slice(&background);
+            chunk[pos] = b;
+            let expected = chunk
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (i, &c)| m | (u64::from(is_printable(c)) << i));
+            assert_eq!(printable_bits(&chunk), expected, "byte {b:#x} at {pos}");
+        }
+    }
+}
+
+#[test]
+fn strings_across_chunk_boundaries() {
+    // Runs of every length around 5 (the minimum), 32 (where a chunk is
+    // counted whole) and 64 (a chunk), starting at every offset around the
+    // first two chunk boundaries, between non-printable bytes of each kind.
+    let mut run_lengths: Vec<usize> = (1..=9).collect();
+    run_lengths.extend(30..=34);
+    run_lengths.extend(62..=66);
+    run_lengths.extend([127, 128, 129]);
+    for &gap in &[0x00u8, 0x0A, 0x1F, 0x80, 0xFF] {
+        for &run in &run_lengths {
+            for start in 0..=140 {
+                let mut data = vec![gap; start + run + 3];
+                let text = b"MZ c:\\http://HKEY_~\x7f az";
+                for (i, b) in data[start..start + run].iter_mut().enumerate() {
+                    *b = text[i % text.len()];
+                }
+                let mut sf = [1.5f32; 104];
+                string_features(&data, EmptyInput::Zeros, &mut sf);
+                assert_eq!(
+                    bits(&sf),
+                    bits(&oracle_string_features(&data)),
+                    "gap {gap:#x} run {run} start {start}"
+                );
+            }
+        }
+    }
+    // Two runs separated by one gap byte, the gap at every position.
+    for cut in 0..=140 {
+        let mut data = vec![b'x'; 141];
+        data[cut] = 0;
+        let mut sf = [1.5f32; 104];
+        string_features(&data, EmptyInput::Zeros, &mut sf);
+        assert_eq!(bits(&sf), bits(&oracle_string_features(&data)), "cut {cut}");
     }
 }
 
