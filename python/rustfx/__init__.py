@@ -13,5 +13,6 @@ from rustfx import binary, io, text
 from rustfx.binary import *  # noqa: F401,F403
 from rustfx.io import *  # noqa: F401,F403
 from rustfx.text import *  # noqa: F401,F403
+from rustfx import layers  # noqa: F401  (registers the Keras layer classes)
 
 __all__ = [*text.__all__, *io.__all__, *binary.__all__]

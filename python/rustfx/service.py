@@ -1,38 +1,122 @@
-"""Run a tf.data service worker that can execute rustfx ops.
+"""tf.data service servers (TensorFlow's own) that can run rustfx ops.
 
-When one machine cannot extract features fast enough, tf.data service
-workers run the map stage elsewhere. A worker deserializes the dataset
-graph, so it must have the rustfx ops registered *before* it starts; this
-module does that (importing rustfx loads the op library).
+When one machine cannot extract features as fast as the model trains, the
+tf.data service runs the input pipeline on other machines: a dispatcher
+hands out work, workers run the dataset graph, and the training process
+reads the results. Both deserialize the dataset graph (the dispatcher to
+split the source in "distributed_epoch" mode, the workers to run it), so
+both must have the rustfx ops registered before they start; importing
+rustfx does that, and so does this module.
 
-    python -m rustfx.service --dispatcher HOST:PORT [--port N]
+    python -m rustfx.service dispatcher --port 5050 [--work-dir DIR]
+    python -m rustfx.service worker --dispatcher HOST:5050 [--port 5051]
+        [--worker-address THIS_HOST:5051]
+    python -m rustfx.service --dispatcher HOST:5050     # the same as worker
+
+Each runs until SIGTERM or SIGINT, then stops its server and exits 0.
 """
 
 import argparse
+import signal
+import sys
+import threading
 
 import tensorflow as tf
 
 import rustfx  # noqa: F401  (registers the ops in this process)
 
-
-def start_worker(dispatcher_address, port=0):
-    """Starts an in-process tf.data service worker with rustfx loaded."""
-    config = tf.data.experimental.service.WorkerConfig(
-        dispatcher_address=dispatcher_address, port=port)
-    return tf.data.experimental.service.WorkerServer(config)
+service = tf.data.experimental.service
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dispatcher", required=True,
+def start_dispatcher(port=0, work_dir=None, worker_timeout_ms=None):
+    """Starts an in-process dispatcher with rustfx loaded. With `work_dir`
+    it journals its state there (fault_tolerant_mode), so a dispatcher
+    restarted with the same directory recovers its datasets and jobs."""
+    config = service.DispatcherConfig(
+        port=port, work_dir=work_dir, fault_tolerant_mode=bool(work_dir),
+        worker_timeout_ms=worker_timeout_ms)
+    return service.DispatchServer(config)
+
+
+def start_worker(dispatcher_address, port=0, worker_address=None,
+                 heartbeat_interval_ms=None):
+    """Starts an in-process worker with rustfx loaded. `worker_address` is
+    what the dispatcher tells clients to connect to (TF's default is
+    "localhost:%port%", which only works on one machine)."""
+    config = service.WorkerConfig(
+        dispatcher_address=dispatcher_address, port=port,
+        worker_address=worker_address,
+        heartbeat_interval_ms=heartbeat_interval_ms)
+    return service.WorkerServer(config)
+
+
+def _bound_port(server):
+    # DispatchServer.target is "grpc://localhost:PORT"; WorkerServer has no
+    # public accessor, its _address is "localhost:PORT".
+    address = server.target if hasattr(server, "target") else server._address
+    return int(address.rsplit(":", 1)[1])
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="python -m rustfx.service", description=__doc__.splitlines()[0])
+    roles = parser.add_subparsers(dest="role", required=True)
+
+    dispatcher = roles.add_parser("dispatcher", help="hands out work")
+    dispatcher.add_argument("--port", type=int, default=0,
+                            help="port to listen on (0: any free port)")
+    dispatcher.add_argument(
+        "--work-dir", help="journal state here (fault-tolerant mode): a "
+        "dispatcher restarted with the same directory recovers its jobs")
+    dispatcher.add_argument(
+        "--worker-timeout-ms", type=int,
+        help="declare a worker dead after this long without a heartbeat "
+        "(TF's default if not given)")
+
+    worker = roles.add_parser("worker", help="runs the input pipeline")
+    worker.add_argument("--dispatcher", required=True,
                         help="dispatcher address, HOST:PORT (no grpc://)")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    worker = start_worker(args.dispatcher, args.port)
-    print(f"rustfx tf.data service worker started, dispatcher {args.dispatcher}",
-          flush=True)
-    worker.join()
+    worker.add_argument("--port", type=int, default=0,
+                        help="port to listen on (0: any free port)")
+    worker.add_argument(
+        "--worker-address", help="HOST:PORT clients use to reach this worker "
+        "(default localhost:PORT: set it when clients run on other machines; "
+        "%%port%% stands for the bound port)")
+    worker.add_argument("--heartbeat-interval-ms", type=int,
+                        help="how often to heartbeat to the dispatcher")
+    return parser
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0].startswith("--") and argv[0] not in ("--help",):
+        argv = ["worker", *argv]  # the original form: a worker
+    args = _parser().parse_args(argv)
+
+    # Handlers run on the main thread; it waits on an Event with a timeout
+    # rather than in server.join(), which blocks in C++ and never returns to
+    # Python to run them.
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+
+    if args.role == "dispatcher":
+        server = start_dispatcher(args.port, args.work_dir,
+                                  args.worker_timeout_ms)
+        print(f"rustfx tf.data service dispatcher started on port "
+              f"{_bound_port(server)}", flush=True)
+    else:
+        server = start_worker(args.dispatcher, args.port, args.worker_address,
+                              args.heartbeat_interval_ms)
+        print(f"rustfx tf.data service worker started on port "
+              f"{_bound_port(server)}, dispatcher {args.dispatcher}",
+              flush=True)
+    while not stopping.wait(0.5):
+        pass
+    server.stop()
+    print(f"rustfx tf.data service {args.role} stopped", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
