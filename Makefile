@@ -5,7 +5,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
 
-.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline serving-lib serving-host fuzz clean
+.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline serving-lib serving-host fuzz clean predict test-predict
 
 all: build
 
@@ -46,22 +46,38 @@ serving-host: serving-lib
 	  -Wl,--no-as-needed -L$$tf -l:libtensorflow_cc.so.2 -l:libtensorflow_framework.so.2 \
 	  -Wl,-rpath,$$tf -lpthread -ldl -lm
 
+# rustfx-predict (README, "Serving from Rust"): serves a SavedModel through
+# TF's C API, declared by bindgen from the wheel's headers at build time.
+# bindgen loads libclang: $$LIBCLANG_PATH if set, else the `libclang` wheel
+# that requirements.txt puts in the venv (no root, no system package).
+PREDICT_ENV = LIBCLANG_PATH="$${LIBCLANG_PATH:-$$($(VPY) -c 'import clang, os; print(os.path.join(os.path.dirname(clang.__file__), "native"))')}" \
+	PYTHON="$(CURDIR)/$(VPY)"
+
+predict: setup
+	$(PREDICT_ENV) cargo build --release --features predict --bin rustfx-predict
+	# Its unit tests (C API layer, signature reader), built now, run by test-predict.
+	$(PREDICT_ENV) cargo test --release --features predict --bin rustfx-predict --no-run
+
+test-predict: predict
+	$(PREDICT_ENV) cargo test --release --features predict --bin rustfx-predict
+
 demo: build
 	$(VPY) python/demo/train_language_classifier.py
 
 test-rust:
 	cargo test --release
 
-test-python: build
+test-python: build predict
 	$(VPY) -m pytest tests/python -q
 
-test: test-rust test-python
+test: test-rust test-predict test-python
 
 lint:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
 	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo clippy --release --features tensorflow -- -D warnings
+	$(PREDICT_ENV) cargo clippy --release --features predict --bin rustfx-predict -- -D warnings
 
 # Benchmarks, not part of `make test` (README, Speed).
 bench: build

@@ -5,8 +5,9 @@ which the model never sees), then trains a small Keras classifier whose
 whole feature extraction runs inside tf.data as rustfx ops:
 read_files (Rust, bounded, non-blocking) -> hashed word n-grams (Rust).
 Prints the input pipeline's throughput and the validation accuracy, then
-saves the model *with its feature extraction* as a SavedModel, reloads it and
-checks that it gives the same predictions from raw file contents.
+exports the best model *with its feature extraction* (rustfx's Keras layers)
+as a SavedModel and classifies files from it with classify.py in a new
+process, checking it agrees.
 
 Run with `make demo` (sets everything up), or `python <this file>` in the venv.
 """
@@ -15,13 +16,14 @@ import argparse
 import glob
 import os
 import random
+import subprocess
 import sys
-import tempfile
 import time
 import zlib
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
@@ -137,27 +139,42 @@ def train(split, feature_set, args, num_classes):
     return model, accuracy
 
 
-def export_and_check(model, feature_set, val_paths):
-    """Serving: raw file contents in, class probabilities out; the rustfx FX
-    is part of the saved graph. Reloads it and compares predictions."""
-    class Classifier(tf.Module):
-        def __init__(self, model):
-            super().__init__()
-            self.model = model
+def end_to_end(model, feature_set):
+    """The trained model behind rustfx's Keras layers: raw file contents in,
+    class probabilities out, the same FX as `features` inside the model."""
+    inputs = keras.Input(shape=(), dtype="string", name="contents")
+    parts = [rustfx.layers.HashedNgrams(num_buckets=NUM_BUCKETS, ngram_widths=(1, 2),
+                                        tokenizer="word", output="counts",
+                                        norm="l2")(inputs)]
+    if "bytes" in feature_set:
+        parts.append(rustfx.layers.ByteHistogram()(inputs))
+    if "strings" in feature_set:
+        parts.append(keras.layers.Lambda(tf.math.log1p)(rustfx.layers.StringFeatures()(inputs)))
+    x = keras.layers.Concatenate()(parts) if len(parts) > 1 else parts[0]
+    return keras.Model(inputs, model(x))
 
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-        def __call__(self, contents):
-            return self.model(features(contents, feature_set))
 
-    export_dir = os.path.join(tempfile.mkdtemp(prefix="rustfx-demo-"), "model")
-    tf.saved_model.save(Classifier(model), export_dir)
-    reloaded = tf.saved_model.load(export_dir)
-    sample = rustfx.read_files(val_paths[:32], max_bytes=MAX_BYTES, on_error="empty")
-    np.testing.assert_allclose(reloaded(sample).numpy(),
-                               model(features(sample, feature_set)).numpy(),
-                               rtol=1e-5, atol=1e-6)
-    print(f"SavedModel with rustfx FX embedded: {export_dir} "
-          f"(reloaded, same predictions on {len(sample)} files)")
+def export_and_check(model, feature_set, val_paths, export_dir):
+    """Exports the end-to-end model as a SavedModel (serving signature: a
+    batch of raw bytes), then classifies validation files from it with
+    classify.py in a new process and checks it agrees with this one."""
+    served = end_to_end(model, feature_set)
+    served.export(export_dir, verbose=False)
+    with open(os.path.join(export_dir, "labels.txt"), "w") as f:
+        f.write("\n".join(LANGUAGES) + "\n")
+    sample = val_paths[:32]
+    here = served(rustfx.read_files(sample, max_bytes=MAX_BYTES, on_error="empty")).numpy()
+    out = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "classify.py"),
+                          export_dir, *sample], capture_output=True, text=True, check=True)
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert [r[0] for r in rows] == sample, out.stdout[:500]
+    names = list(LANGUAGES)
+    for (path, name, probability), probs in zip(rows, here):
+        assert name == names[int(np.argmax(probs))], (path, name)
+        np.testing.assert_allclose(float(probability), probs.max(), rtol=1e-6)
+    print(f"SavedModel with rustfx FX embedded: {export_dir}\n"
+          f"classify.py in a new process agrees on {len(sample)} files; try:\n"
+          f"  .venv/bin/python python/demo/classify.py {export_dir} FILE...")
 
 
 def main():
@@ -167,6 +184,8 @@ def main():
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--features", choices=FEATURE_SETS, action="append",
                         help="feature sets to compare (default: all)")
+    parser.add_argument("--export-dir", default="target/demo-model",
+                        help="where the best model is saved, FX included")
     args = parser.parse_args()
     feature_sets = args.features or list(FEATURE_SETS)
 
@@ -190,7 +209,7 @@ def main():
     for feature_set, (_, accuracy) in results.items():
         print(f"  {feature_set:<24} {accuracy:.3f}")
     best = max(results, key=lambda k: results[k][1])
-    export_and_check(results[best][0], best, split[1][0])
+    export_and_check(results[best][0], best, split[1][0], args.export_dir)
 
 
 if __name__ == "__main__":

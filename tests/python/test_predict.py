@@ -1,0 +1,324 @@
+"""rustfx-predict: a SavedModel with rustfx FX served from Rust, no Python.
+
+`make predict` builds target/release/rustfx-predict (cargo feature
+`predict`: bindgen declarations of TensorFlow's C API from the pip wheel's
+headers). It loads the op library (TF_LoadLibrary) and the SavedModel
+(TF_LoadSessionFromSavedModel), reads the files like read_files and feeds
+them as one tf.string batch. Its outputs must equal those of the same
+SavedModel loaded in Python, bit for bit; every bad input must give a clear
+error, never a crash or a hang.
+"""
+
+import codecs
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import rustfx
+from rustfx import _loader
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PREDICT = os.path.join(ROOT, "target", "release", "rustfx-predict")
+OPS = _loader.library_path()
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+ENV.pop("RUSTFX_LIBRARY", None)
+
+
+class Scorer(tf.Module):
+    """FX by rustfx, a small dense layer, and outputs of every printed dtype."""
+
+    def __init__(self):
+        super().__init__()
+        self.kernel = tf.Variable(tf.random.stateless_normal([256 + 104, 4], seed=[7, 1]))
+        self.bias = tf.Variable(tf.linspace(-1.0, 1.0, 4))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def serve(self, contents):
+        histogram = rustfx.byte_histogram(contents)
+        strings = rustfx.string_features(contents)
+        logits = tf.matmul(tf.concat([histogram, strings], axis=1), self.kernel) + self.bias
+        return {
+            "histogram": histogram,
+            "strings": strings,
+            "ids": rustfx.hashed_ngrams(contents, num_buckets=1 << 20, ngram_widths=(1, 2),
+                                        tokenizer="word", output="sequence", max_tokens=16),
+            "probabilities": tf.nn.softmax(logits),
+            "label": tf.argmax(logits, axis=1, output_type=tf.int32),
+            "mean": tf.reduce_mean(tf.cast(histogram, tf.float64), axis=1),
+            "empty": tf.equal(tf.strings.length(contents), 0),
+            "head": tf.strings.substr(contents, 0, 6),
+        }
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def numbers(self, x):
+        return {"y": x * 2.0}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string),
+                                  tf.TensorSpec([None], tf.string)])
+    def pairs(self, a, b):
+        return {"y": rustfx.byte_histogram(a) + rustfx.byte_histogram(b)}
+
+    @tf.function(input_signature=[tf.TensorSpec([], tf.string)])
+    def one(self, x):
+        return {"y": rustfx.byte_histogram(x)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def total(self, x):
+        return {"y": tf.reduce_sum(rustfx.byte_histogram(x))}
+
+
+@pytest.fixture(scope="module")
+def predict():
+    out = subprocess.run(["make", "-s", "predict"], cwd=ROOT, capture_output=True,
+                         text=True, env=ENV)
+    assert out.returncode == 0, out.stderr[-4000:]
+    return PREDICT
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("predict") / "model")
+    module = Scorer()
+    tf.saved_model.save(module, path, signatures={
+        "serving_default": module.serve, "numbers": module.numbers,
+        "pairs": module.pairs, "one": module.one, "total": module.total})
+    return path
+
+
+@pytest.fixture(scope="module")
+def loaded(model):
+    return tf.saved_model.load(model).signatures["serving_default"]
+
+
+@pytest.fixture(scope="module")
+def files(machine_files, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("files")
+    empty = tmp / "empty"
+    empty.write_bytes(b"")
+    odd = tmp / "tab\there and space.txt"
+    odd.write_bytes(b"int main(void) { return 0; }\n")
+    return machine_files[:14] + [str(empty), str(odd)]
+
+
+def run(predict, *args, env=ENV):
+    return subprocess.run([predict, *args], capture_output=True, timeout=120, env=env)
+
+
+def parse_value(text, dtype):
+    if dtype == np.float32 or dtype == np.float64:
+        return dtype(text)
+    if dtype == np.bool_:
+        return {"true": True, "false": False}[text]
+    return int(text)
+
+
+def parse(stdout, dtypes):
+    """{path: {key: np.array}} from rustfx-predict's lines."""
+    rows = {}
+    for line in stdout.decode().splitlines():
+        path, *fields = line.split("\t")
+        path = codecs.escape_decode(path)[0].decode()
+        row = {}
+        for field in fields:
+            key, text = field.split("=", 1)
+            if dtypes[key] == object:
+                row[key] = np.array([codecs.escape_decode(s)[0] for s in
+                                     re.findall(r'"((?:[^"\\]|\\.)*)"', text)], dtype=object)
+            else:
+                row[key] = np.array([parse_value(v, dtypes[key]) for v in text.split(" ")],
+                                    dtype=dtypes[key])
+        rows[path] = row
+    return rows
+
+
+def python_outputs(loaded, contents):
+    return {k: v.numpy() for k, v in loaded(contents=tf.constant(contents)).items()}
+
+
+def assert_bit_equal(got, want, context):
+    """Exact equality: floats compared by their bits."""
+    assert got.dtype == want.dtype, context
+    if want.dtype.kind == "f":
+        got, want = got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}")
+    np.testing.assert_array_equal(got, want.reshape(got.shape), err_msg=context)
+
+
+def check_against_python(stdout, loaded, paths, contents):
+    want = python_outputs(loaded, contents)
+    dtypes = {key: (object if v.dtype == object else v.dtype.type) for key, v in want.items()}
+    got = parse(stdout, dtypes)
+    assert list(got) == paths
+    for i, path in enumerate(paths):
+        assert sorted(got[path]) == sorted(want)
+        for key, values in want.items():
+            assert_bit_equal(got[path][key], np.asarray(values[i], dtype=values.dtype).reshape(-1),
+                             f"{path} {key}")
+
+
+def test_outputs_equal_python_bit_for_bit(predict, model, loaded, files):
+    out = run(predict, "--ops", OPS, "--model", model, *files)
+    assert out.returncode == 0, out.stderr.decode()[-3000:]
+    contents = [open(f, "rb").read() for f in files]
+    check_against_python(out.stdout, loaded, files, contents)
+    # The path with a tab stays on its line, escaped.
+    assert b"tab\\there and space.txt\t" in out.stdout
+
+
+def test_batches_and_max_bytes(predict, model, loaded, files):
+    """Smaller batches give the same lines; --max-bytes truncates like
+    read_files(max_bytes=...)."""
+    whole = run(predict, "--ops", OPS, "--model", model, *files)
+    batched = run(predict, "--ops", OPS, "--model", model, "--batch-size", "3", *files)
+    assert batched.returncode == 0, batched.stderr.decode()[-3000:]
+    assert batched.stdout == whole.stdout
+    out = run(predict, "--ops", OPS, "--model", model, "--max-bytes=1000", *files)
+    assert out.returncode == 0, out.stderr.decode()[-3000:]
+    truncated = rustfx.read_files(tf.constant(files), max_bytes=1000).numpy().tolist()
+    check_against_python(out.stdout, loaded, files, truncated)
+
+
+def test_library_from_environment(predict, model, files):
+    env = {**ENV, "RUSTFX_LIBRARY": OPS}
+    out = run(predict, "--model", model, files[0], env=env)
+    assert out.returncode == 0, out.stderr.decode()[-3000:]
+    assert out.stdout.startswith(files[0].encode() + b"\t")
+
+
+def test_without_the_op_library_the_error_says_what_to_do(predict, model, files):
+    out = run(predict, "--no-ops", "--model", model, files[0])
+    stderr = out.stderr.decode()
+    assert out.returncode == 2, stderr[-3000:]
+    assert "Op type not registered 'Rustfx>" in stderr, stderr[-3000:]
+    assert "load the rustfx op library before the model (drop --no-ops" in stderr
+    assert out.stdout == b""
+
+
+def test_bad_files_are_reported_and_the_rest_go_through(predict, model, loaded, files,
+                                                        tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no writer: opening it for reading would block
+    good = [files[0], files[1]]
+    bad = {str(tmp_path / "missing"): "No such file",
+           str(tmp_path): "is a directory",
+           str(fifo): "is a FIFO",
+           "/proc/self/mem": "Input/output error",
+           "/dev/zero": "is a character device"}
+    if os.geteuid() != 0:  # root reads a mode-000 file anyway
+        locked = tmp_path / "locked"
+        locked.write_bytes(b"secret")
+        locked.chmod(0)
+        bad[str(locked)] = "Permission denied"
+    order = [good[0], *bad, good[1]]
+    out = run(predict, "--ops", OPS, "--model", model, *order)
+    stderr = out.stderr.decode()
+    assert out.returncode == 1, stderr[-3000:]
+    for path, reason in bad.items():
+        line = next((l for l in stderr.splitlines() if f"'{path}'" in l), None)
+        assert line is not None and reason in line, (path, stderr[-3000:])
+    assert f"{len(bad)} of {len(order)} files failed" in stderr
+    check_against_python(out.stdout, loaded, good, [open(f, "rb").read() for f in good])
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--model", "/nonexistent/model"],
+     "cannot load the SavedModel in '/nonexistent/model' (tag serve): NOT_FOUND"),
+    (["--model", "MODEL", "--signature", "nope"],
+     "has no signature 'nope'; it has: numbers, one, pairs, serving_default, total"),
+    (["--model", "MODEL", "--signature", "numbers"],
+     "signature 'numbers' input 'x' is float32, not string"),
+    (["--model", "MODEL", "--signature", "pairs"], "signature 'pairs' takes 2 inputs (a, b)"),
+    (["--model", "MODEL", "--signature", "one"], "signature 'one' input 'x' has shape []"),
+    (["--model", "MODEL", "--ops", "/etc/hostname"], "is not a rustfx op library"),
+    (["--model", "MODEL", "--ops", "/nonexistent/ops.so"],
+     "cannot read the op library '/nonexistent/ops.so'"),
+    (["--model", "MODEL", "--batch-size", "0"], "--batch-size must be in [1, 65536], got 0"),
+    (["--signature", "x"], "--model DIR is required"),
+])
+def test_bad_model_and_arguments_are_clear_errors(predict, model, files, args, message):
+    args = [model if a == "MODEL" else a for a in args]
+    if "--ops" not in args:
+        args = ["--ops", OPS, *args]
+    out = run(predict, *args, files[0])
+    stderr = out.stderr.decode()
+    assert out.returncode == 2 and message in stderr, stderr[-3000:]
+    assert out.stdout == b""
+
+
+def test_output_without_a_row_per_file_fails_the_batch(predict, model, files):
+    out = run(predict, "--ops", OPS, "--model", model, "--signature", "total", *files[:2])
+    stderr = out.stderr.decode()
+    assert out.returncode == 1, stderr[-3000:]
+    assert "output 'y' has shape []" in stderr and f"'{files[0]}'" in stderr
+    assert out.stdout == b""
+
+
+def test_model_without_signatures(predict, tmp_path, files):
+    path = str(tmp_path / "bare")
+    tf.saved_model.save(tf.Module(), path)
+    out = run(predict, "--ops", OPS, "--model", path, files[0])
+    stderr = out.stderr.decode()
+    assert out.returncode == 2 and "has no signatures" in stderr, stderr[-3000:]
+
+
+def keras_classifier():
+    keras = tf.keras
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((256 + 104,)), keras.layers.Dense(5),
+                              keras.layers.Dense(3, activation="softmax")])
+
+    def serve(contents):
+        x = tf.concat([rustfx.byte_histogram(contents), rustfx.string_features(contents)], 1)
+        return {"probabilities": model(x)}
+    return model, serve
+
+
+def test_keras_model_exported_with_export_archive(predict, tmp_path, files):
+    """What Keras 3 users should ship: ExportArchive (or model.export)."""
+    model, serve = keras_classifier()
+    archive = tf.keras.export.ExportArchive()
+    archive.track(model)
+    archive.add_endpoint("serving_default", serve,
+                         input_signature=[tf.TensorSpec([None], tf.string)])
+    path = str(tmp_path / "keras")
+    archive.write_out(path, verbose=False)
+    out = run(predict, "--ops", OPS, "--model", path, *files[:4])
+    assert out.returncode == 0, out.stderr.decode()[-3000:]
+    loaded = tf.saved_model.load(path).signatures["serving_default"]
+    check_against_python(out.stdout, loaded, files[:4],
+                         [open(f, "rb").read() for f in files[:4]])
+
+
+def test_keras_model_inside_tf_module_gets_a_hint(predict, tmp_path, files):
+    """tf.saved_model.save of a tf.Module holding a Keras 3 model: TF's C++
+    loader (TF Serving's too) does not restore its variables
+    (keras-team/keras#20095); rustfx-predict says what to do instead."""
+    model, serve = keras_classifier()
+
+    class Wrapper(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def __call__(self, contents):
+            return serve(contents)
+    path = str(tmp_path / "wrapped")
+    tf.saved_model.save(Wrapper(), path)
+    out = run(predict, "--ops", OPS, "--model", path, files[0])
+    if out.returncode != 0:  # until Keras or TF fixes it
+        stderr = out.stderr.decode()
+        assert out.returncode == 1 and "Could not find variable" in stderr, stderr[-3000:]
+        assert "export it with model.export(dir) or keras.export.ExportArchive" in stderr
+
+
+def test_rust_unit_tests(predict):
+    """The C API layer (string tensors, ownership, statuses) and the
+    signature reader, tested in Rust (`make test-predict`)."""
+    out = subprocess.run(["make", "-s", "test-predict"], cwd=ROOT, capture_output=True,
+                         text=True, env=ENV, timeout=600)
+    assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
+    assert re.search(r"test result: ok\. \d+ passed; 0 failed", out.stdout), out.stdout[-2000:]
