@@ -1,0 +1,698 @@
+//! From a document to its n-grams, streaming: tokens (or characters) are
+//! produced as they are found and each n-gram is emitted as soon as its last
+//! token is known, so no token list and no lowercased copy of the document
+//! is ever built.
+//!
+//! Token n-grams (joined with " ") and character n-grams (joined with
+//! nothing) share one mechanism: a [`TokenSource`] appends each token's
+//! bytes (lowercased on the way when asked) and the joiner to a
+//! [`TokenBuffer`], which keeps only the last few tokens. Every n-gram
+//! ending at the newest token is then a slice of that buffer, so each token
+//! is copied once, whatever the widths, and a joined n-gram's bytes are by
+//! construction those of the lowercased text. A short token is copied as
+//! one 16-byte chunk, lowercased and given its joiner in registers, with no
+//! branch on its content: whether a token is followed by exactly one space
+//! (so that the n-gram is already a slice of the text), or has an uppercase
+//! letter, is a coin toss in real text, and a mispredicted branch costs more
+//! than the copy.
+//!
+//! [`TokenBuffer::emit_windows`] emits, at each token, the n-grams of the
+//! given widths that end there: called once per width it gives
+//! `tf.strings.ngrams`' order (all n-grams of the first width, then the
+//! next), called once with every width it gives them all in one pass.
+//!
+//! Bytes and the ASCII cases of `char` and `sklearn_char`, where characters
+//! are bytes, have their own block-at-a-time paths (`byte_ngrams`,
+//! `ascii_collapsed_ngrams`); `sklearn_char_wb` forms its n-grams inside
+//! each word.
+
+use super::scan::{ascii_lowercase_chunk, AsciiTokens, ByteClass, Chunk, CHUNK};
+use super::MAX_NGRAM_WIDTH;
+use crate::unicode_classes::{
+    is_case_ignorable, is_cased, is_python_space, is_python_word, python_lower, python_str_lower,
+};
+use std::ops::ControlFlow;
+
+/// Tokens whose start is remembered: the widest n-gram's worth (a power of
+/// two, so the slot of token `k` is `k % RING`).
+const RING: usize = MAX_NGRAM_WIDTH;
+
+/// Tokens (or characters) of a document, in order.
+pub(super) trait TokenSource {
+    /// Appends the bytes of the next token to `out`, with exactly one push;
+    /// false at the end.
+    fn next_token(&mut self, out: &mut TokenBuffer) -> bool;
+}
+
+/// The bytes of the last tokens, each followed by the joiner. Positions are
+/// counted from the start of the stream, so they stay valid when old bytes
+/// are dropped to make room. Reusable from one pass to the next.
+pub(super) struct TokenBuffer {
+    buf: Vec<u8>,
+    /// Bytes in use: `buf[..len]`.
+    len: usize,
+    /// Stream position of `buf[0]`.
+    base: usize,
+    joiner: Option<u8>,
+    /// Stream positions of the last tokens' first bytes, and how many tokens
+    /// there have been: what `make_room` may drop.
+    starts: [usize; RING],
+    count: usize,
+    /// The widest n-gram still to come, so the tokens to keep.
+    widest: usize,
+}
+
+impl TokenBuffer {
+    pub(super) fn new() -> Self {
+        TokenBuffer {
+            buf: Vec::new(),
+            len: 0,
+            base: 0,
+            joiner: None,
+            starts: [0; RING],
+            count: 0,
+            widest: 1,
+        }
+    }
+
+    /// Empties the buffer for a stream of tokens joined with `joiner`, whose
+    /// n-grams are at most `widest` wide.
+    fn reset(&mut self, joiner: Option<u8>, widest: usize) {
+        self.len = 0;
+        self.base = 0;
+        self.joiner = joiner;
+        self.count = 0;
+        self.widest = widest.clamp(1, RING);
+    }
+
+    /// The stream position after the last byte.
+    #[inline(always)]
+    fn end(&self) -> usize {
+        self.base + self.len
+    }
+
+    /// The bytes from the start of token `first` to stream position `end`.
+    #[inline(always)]
+    fn window(&self, first: usize, end: usize) -> &[u8] {
+        &self.buf[self.starts[first % RING] - self.base..end - self.base]
+    }
+
+    /// Where the next token's `n` bytes, the joiner and a chunk of slack can
+    /// be written; records where the token starts.
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> usize {
+        if self.len + n + 1 + CHUNK > self.buf.len() {
+            self.make_room(n);
+        }
+        self.starts[self.count % RING] = self.end();
+        self.count += 1;
+        self.len
+    }
+
+    #[cold]
+    fn make_room(&mut self, n: usize) {
+        // The n-grams still to come start at token `count + 1 - widest` or
+        // later (`count` is the one about to be written).
+        let keep = match (self.count + 1).checked_sub(self.widest) {
+            None => self.base,
+            Some(oldest) if oldest < self.count => self.starts[oldest % RING],
+            Some(_) => self.end(),
+        };
+        let dropped = keep - self.base;
+        self.buf.copy_within(dropped..self.len, 0);
+        self.len -= dropped;
+        self.base = keep;
+        let needed = self.len + n + 1 + CHUNK;
+        if needed > self.buf.len() {
+            self.buf.resize(needed.max(2 * self.buf.len()).max(4096), 0);
+        }
+    }
+
+    /// Appends `text[start..end]`, ASCII-lowercased when `lowercase` (other
+    /// bytes unchanged), then the joiner.
+    #[inline(always)]
+    pub(super) fn push_text(&mut self, text: &[u8], start: usize, end: usize, lowercase: bool) {
+        let n = end - start;
+        let at = self.room(n);
+        if n < CHUNK {
+            if let Some(&bytes) = text.get(start..).and_then(<[u8]>::first_chunk::<CHUNK>) {
+                let mut chunk = Chunk::from_le_bytes(bytes);
+                if lowercase {
+                    chunk = ascii_lowercase_chunk(chunk);
+                }
+                let mut len = n;
+                if let Some(joiner) = self.joiner {
+                    let shift = 8 * n;
+                    chunk = chunk & !(0xff << shift) | Chunk::from(joiner) << shift;
+                    len += 1;
+                }
+                self.buf[at..at + CHUNK].copy_from_slice(&chunk.to_le_bytes());
+                self.len = at + len;
+                return;
+            }
+        }
+        let out = &mut self.buf[at..at + n];
+        out.copy_from_slice(&text[start..end]);
+        if lowercase {
+            out.make_ascii_lowercase();
+        }
+        self.len = at + n;
+        self.push_joiner();
+    }
+
+    /// Appends `bytes`, then the joiner.
+    #[inline]
+    pub(super) fn push(&mut self, bytes: &[u8]) {
+        let at = self.room(bytes.len());
+        self.buf[at..at + bytes.len()].copy_from_slice(bytes);
+        self.len = at + bytes.len();
+        self.push_joiner();
+    }
+
+    #[inline(always)]
+    fn push_joiner(&mut self) {
+        if let Some(joiner) = self.joiner {
+            // `room` left space for it.
+            self.buf[self.len] = joiner;
+            self.len += 1;
+        }
+    }
+
+    /// Emits, at each token of `source`, the n-grams of every width in
+    /// `widths` (each in `1..=`[`MAX_NGRAM_WIDTH`]) that end at it, tokens
+    /// joined with `joiner`; `f` gets the position of the width in `widths`
+    /// too.
+    pub(super) fn emit_windows<S: TokenSource>(
+        &mut self,
+        joiner: Option<u8>,
+        mut source: S,
+        widths: &[usize],
+        f: &mut impl FnMut(usize, &[u8]) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        self.reset(joiner, widths.iter().copied().max().unwrap_or(1));
+        let joiner_len = usize::from(joiner.is_some());
+        while source.next_token(self) {
+            let end = self.end() - joiner_len;
+            for (k, &width) in widths.iter().enumerate() {
+                if let Some(first) = self.count.checked_sub(width) {
+                    f(k, self.window(first, end))?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Tokens that are runs of non-separator bytes (at least `min_len` long),
+/// lowercased (ASCII) as they are copied.
+pub(super) struct AsciiWords<'a> {
+    tokens: AsciiTokens<'a>,
+    lowercase: bool,
+    min_len: usize,
+}
+
+impl<'a> AsciiWords<'a> {
+    pub(super) fn new(text: &'a [u8], class: ByteClass, lowercase: bool, min_len: usize) -> Self {
+        AsciiWords {
+            tokens: AsciiTokens::new(text, class),
+            lowercase,
+            min_len,
+        }
+    }
+}
+
+impl TokenSource for AsciiWords<'_> {
+    #[inline(always)]
+    fn next_token(&mut self, out: &mut TokenBuffer) -> bool {
+        loop {
+            let Some((start, end)) = self.tokens.next() else {
+                return false;
+            };
+            if end - start >= self.min_len {
+                out.push_text(self.tokens.text(), start, end, self.lowercase);
+                return true;
+            }
+        }
+    }
+}
+
+/// The `char` tokenizer's units: the code points of the document, each
+/// maximal invalid UTF-8 subsequence one U+FFFD (as `from_utf8_lossy`),
+/// ASCII-lowercased on demand. Decoded lazily.
+pub(super) struct CharUnits<'a> {
+    doc: &'a [u8],
+    chunks: std::str::Utf8Chunks<'a>,
+    /// The rest of the current chunk's valid UTF-8, at `offset` in `doc`.
+    valid: &'a [u8],
+    offset: usize,
+    /// Length of the invalid bytes that end the current chunk (one U+FFFD).
+    invalid: usize,
+    lowercase: bool,
+}
+
+impl<'a> CharUnits<'a> {
+    pub(super) fn new(doc: &'a [u8], lowercase: bool) -> Self {
+        CharUnits {
+            doc,
+            chunks: doc.utf8_chunks(),
+            valid: &[],
+            offset: 0,
+            invalid: 0,
+            lowercase,
+        }
+    }
+}
+
+impl TokenSource for CharUnits<'_> {
+    #[inline]
+    fn next_token(&mut self, out: &mut TokenBuffer) -> bool {
+        loop {
+            if let Some(&lead) = self.valid.first() {
+                let start = self.offset;
+                // `valid` is valid UTF-8, so the lead byte gives the length.
+                let len = match lead {
+                    0..=0x7f => 1,
+                    0xf0.. => 4,
+                    0xe0.. => 3,
+                    _ => 2,
+                };
+                self.valid = self.valid.get(len..).unwrap_or_default();
+                self.offset += len;
+                // ASCII lowercasing leaves the bytes of other characters.
+                out.push_text(self.doc, start, start + len, self.lowercase);
+                return true;
+            }
+            if self.invalid > 0 {
+                self.offset += std::mem::take(&mut self.invalid);
+                out.push("\u{fffd}".as_bytes());
+                return true;
+            }
+            let Some(chunk) = self.chunks.next() else {
+                return false;
+            };
+            self.valid = chunk.valid().as_bytes();
+            self.invalid = chunk.invalid().len();
+        }
+    }
+}
+
+/// Python's `c.lower()` for the character `c` at byte `pos` of `text`, as
+/// `text.lower()` maps it: the capital sigma looks at its neighbours.
+fn python_lower_at(text: &str, pos: usize, c: char, out: &mut String) {
+    if c == '\u{3a3}' {
+        let before = text.get(..pos).unwrap_or_default();
+        let after = text.get(pos + c.len_utf8()..).unwrap_or_default();
+        out.push(if is_final_sigma(before, after) {
+            '\u{3c2}'
+        } else {
+            '\u{3c3}'
+        });
+    } else {
+        python_lower(c, out);
+    }
+}
+
+/// CPython's `handle_capital_sigma` (as `unicode_classes`' private one):
+/// `\p{cased} \p{case-ignorable}* Σ !(\p{case-ignorable}* \p{cased})`.
+fn is_final_sigma(before: &str, after: &str) -> bool {
+    match before.chars().rev().find(|&c| !is_case_ignorable(c)) {
+        Some(prev) if is_cased(prev) => {}
+        _ => return false,
+    }
+    match after.chars().find(|&c| !is_case_ignorable(c)) {
+        Some(next) => !is_cased(next),
+        None => true,
+    }
+}
+
+/// The characters of `text.lower()` (when `lowercase`), each with the byte
+/// range of the character of `text` it comes from. `'İ'` lowers to two
+/// characters, both from the same range.
+struct LoweredChars<'a> {
+    text: &'a str,
+    pos: usize,
+    lowercase: bool,
+    /// The lowering of the last non-ASCII character, and how much of it has
+    /// been handed out.
+    lowered: String,
+    handed: usize,
+    source: (usize, usize),
+}
+
+impl<'a> LoweredChars<'a> {
+    fn new(text: &'a str, lowercase: bool) -> Self {
+        LoweredChars {
+            text,
+            pos: 0,
+            lowercase,
+            lowered: String::new(),
+            handed: 0,
+            source: (0, 0),
+        }
+    }
+
+    /// The next character and its source range, and whether it is exactly
+    /// the source character (not changed by lowering).
+    #[inline]
+    fn next(&mut self) -> Option<(char, usize, usize, bool)> {
+        if let Some(c) = self
+            .lowered
+            .get(self.handed..)
+            .and_then(|s| s.chars().next())
+        {
+            self.handed += c.len_utf8();
+            return Some((c, self.source.0, self.source.1, false));
+        }
+        let start = self.pos;
+        let &lead = self.text.as_bytes().get(start)?;
+        if lead.is_ascii() {
+            self.pos += 1;
+            let c = if self.lowercase {
+                lead.to_ascii_lowercase()
+            } else {
+                lead
+            };
+            return Some((char::from(c), start, start + 1, c == lead));
+        }
+        let c = self.text.get(start..)?.chars().next()?;
+        let end = start + c.len_utf8();
+        self.pos = end;
+        if !self.lowercase {
+            return Some((c, start, end, true));
+        }
+        self.lowered.clear();
+        python_lower_at(self.text, start, c, &mut self.lowered);
+        let first = self.lowered.chars().next()?;
+        if self.lowered.len() == first.len_utf8() && first == c {
+            self.lowered.clear();
+            return Some((c, start, end, true));
+        }
+        self.handed = first.len_utf8();
+        self.source = (start, end);
+        Some((first, start, end, false))
+    }
+}
+
+/// scikit-learn's word tokens of any text: maximal runs of at least two
+/// Python `\w` characters of `text.lower()` (when `lowercase`).
+pub(super) struct PythonWords<'a> {
+    chars: LoweredChars<'a>,
+    text: &'a str,
+    /// The token being read: source range, characters, bytes (lowered).
+    start: usize,
+    end: usize,
+    len: usize,
+    bytes: Vec<u8>,
+    done: bool,
+}
+
+impl<'a> PythonWords<'a> {
+    pub(super) fn new(text: &'a str, lowercase: bool) -> Self {
+        PythonWords {
+            chars: LoweredChars::new(text, lowercase),
+            text,
+            start: 0,
+            end: 0,
+            len: 0,
+            bytes: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// Appends the token just ended, if long enough.
+    fn take(&mut self, out: &mut TokenBuffer) -> bool {
+        if std::mem::take(&mut self.len) < 2 {
+            return false;
+        }
+        if self.chars.lowercase {
+            out.push(&self.bytes);
+        } else {
+            out.push_text(self.text.as_bytes(), self.start, self.end, false);
+        }
+        true
+    }
+}
+
+impl TokenSource for PythonWords<'_> {
+    fn next_token(&mut self, out: &mut TokenBuffer) -> bool {
+        while !self.done {
+            let Some((c, start, end, _)) = self.chars.next() else {
+                self.done = true;
+                return self.take(out);
+            };
+            let word = if c.is_ascii() {
+                !ByteClass::NonWord.is_separator(c as u8)
+            } else {
+                is_python_word(c)
+            };
+            if word {
+                if self.len == 0 {
+                    self.start = start;
+                    self.bytes.clear();
+                }
+                self.end = end;
+                self.len += 1;
+                if self.chars.lowercase {
+                    let mut utf8 = [0u8; 4];
+                    self.bytes
+                        .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                }
+            } else if self.len > 0 && self.take(out) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// scikit-learn `analyzer="char"`'s characters of any text: `text.lower()`
+/// (when `lowercase`) with every run of two or more Python `\s` characters
+/// replaced by one space.
+pub(super) struct PythonChars<'a> {
+    chars: LoweredChars<'a>,
+    text: &'a str,
+}
+
+impl<'a> PythonChars<'a> {
+    pub(super) fn new(text: &'a str, lowercase: bool) -> Self {
+        PythonChars {
+            chars: LoweredChars::new(text, lowercase),
+            text,
+        }
+    }
+
+    /// Length of the Python space at byte `pos`, if there is one.
+    #[inline]
+    fn space_at(&self, pos: usize) -> Option<usize> {
+        let &lead = self.text.as_bytes().get(pos)?;
+        if lead.is_ascii() {
+            return ByteClass::PythonSpace.is_separator(lead).then_some(1);
+        }
+        let c = self.text.get(pos..)?.chars().next()?;
+        is_python_space(c).then(|| c.len_utf8())
+    }
+}
+
+impl TokenSource for PythonChars<'_> {
+    #[inline]
+    fn next_token(&mut self, out: &mut TokenBuffer) -> bool {
+        let Some((c, start, end, same)) = self.chars.next() else {
+            return false;
+        };
+        // Lowering neither makes nor unmakes spaces, so the runs are those
+        // of the source text.
+        let space = if c.is_ascii() {
+            ByteClass::PythonSpace.is_separator(c as u8)
+        } else {
+            is_python_space(c)
+        };
+        if space && self.space_at(end).is_some() {
+            let mut end = end;
+            while let Some(len) = self.space_at(end) {
+                end += len;
+            }
+            self.chars.pos = end;
+            out.push(b" ");
+        } else if same {
+            out.push_text(self.text.as_bytes(), start, end, false);
+        } else {
+            let mut utf8 = [0u8; 4];
+            out.push(c.encode_utf8(&mut utf8).as_bytes());
+        }
+        true
+    }
+}
+
+/// scikit-learn `analyzer="char"`'s n-grams of an ASCII document, where
+/// characters are bytes: lowercased (when `lowercase`), every run of two or
+/// more spaces as one `' '`. The document is transformed a block at a time
+/// into `buffer`, which keeps the last bytes for the n-grams that straddle
+/// blocks; at each character, the n-grams of every width in `widths` that
+/// end there are emitted, with the position of their width.
+pub(super) fn ascii_collapsed_ngrams(
+    doc: &[u8],
+    lowercase: bool,
+    widths: &[usize],
+    buffer: &mut Vec<u8>,
+    f: &mut impl FnMut(usize, &[u8]) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    const BLOCK: usize = 4096;
+    let widest = widths.iter().copied().max().unwrap_or(1);
+    buffer.clear();
+    // Stream positions of `buffer[0]` and of the end of the n-grams emitted.
+    let mut base = 0;
+    let mut emitted = 0;
+    let mut after_space = false;
+    let mut blocks = doc.chunks(BLOCK).peekable();
+    while let Some(block) = blocks.next() {
+        // Branch-free: a space after a space does not advance, and turns
+        // the one written before it (the run's first) into ' '.
+        let mut at = buffer.len();
+        buffer.resize(at + block.len(), 0);
+        for &b in block {
+            let space = ByteClass::PythonSpace.is_separator(b);
+            let repeat = space & after_space;
+            at -= usize::from(repeat);
+            buffer[at] = match (repeat, lowercase) {
+                (true, _) => b' ',
+                (false, true) => b.to_ascii_lowercase(),
+                (false, false) => b,
+            };
+            at += 1;
+            after_space = space;
+        }
+        buffer.truncate(at);
+        // A space that ends the block may yet start a run: its n-grams wait.
+        let last = blocks.peek().is_none();
+        let done = base + at - usize::from(after_space && !last);
+        for end in emitted + 1..=done {
+            for (k, &width) in widths.iter().enumerate() {
+                if let Some(start) = end.checked_sub(width) {
+                    f(k, &buffer[start - base..end - base])?;
+                }
+            }
+        }
+        emitted = done;
+        // Later n-grams reach back at most `widest - 1` bytes before `done`.
+        let dropped = (done - base).saturating_sub(widest - 1);
+        buffer.drain(..dropped);
+        base += dropped;
+    }
+    ControlFlow::Continue(())
+}
+
+/// Byte n-grams: every window of each width, in order; with `lowercase`,
+/// windows of ASCII-lowercased blocks (never the whole document at once).
+pub(super) fn byte_ngrams(
+    doc: &[u8],
+    lowercase: bool,
+    widths: &[usize],
+    f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    const BLOCK: usize = 4096;
+    let mut buffer = [0u8; BLOCK + MAX_NGRAM_WIDTH];
+    for &width in widths {
+        if !lowercase {
+            for gram in doc.windows(width) {
+                f(gram)?;
+            }
+            continue;
+        }
+        // Each block holds the n-grams starting in `pos..pos + BLOCK`.
+        let mut pos = 0;
+        while pos + width <= doc.len() {
+            let chunk = &doc[pos..doc.len().min(pos + BLOCK + width - 1)];
+            let lowered = &mut buffer[..chunk.len()];
+            for (l, &b) in lowered.iter_mut().zip(chunk) {
+                *l = b.to_ascii_lowercase();
+            }
+            for gram in lowered.windows(width) {
+                f(gram)?;
+            }
+            pos += BLOCK;
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// scikit-learn's `_char_wb_ngrams`: for each word of `str.split()` of
+/// `text.lower()`, padded with a space on each side, the n-grams of each
+/// width in order. A padded word no longer than a width is emitted once,
+/// whole, and widths at least as long are skipped for it: for an
+/// increasing range that is exactly scikit-learn's `break`, and any other
+/// order of widths gives the n-grams of each width as scikit-learn gives
+/// them for `ngram_range=(n, n)`.
+///
+/// Words are lowercased one at a time: the final-sigma rule never looks
+/// past a space, so that is `text.lower()`'s result.
+pub(super) fn char_wb_ngrams(
+    doc: &[u8],
+    lowercase: bool,
+    widths: &[usize],
+    f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let mut padded = Vec::new();
+    if doc.is_ascii() {
+        for (start, end) in AsciiTokens::new(doc, ByteClass::PythonSpace) {
+            padded.clear();
+            padded.push(b' ');
+            let word = &doc[start..end];
+            if lowercase {
+                padded.extend(word.iter().map(u8::to_ascii_lowercase));
+            } else {
+                padded.extend_from_slice(word);
+            }
+            padded.push(b' ');
+            word_ngrams(&padded, padded.len(), |unit| unit, widths, f)?;
+        }
+        return ControlFlow::Continue(());
+    }
+    let text = String::from_utf8_lossy(doc);
+    let mut lowered = String::new();
+    let mut bounds = Vec::new();
+    for word in text.split(is_python_space).filter(|w| !w.is_empty()) {
+        let word = if lowercase {
+            lowered.clear();
+            python_str_lower(word, &mut lowered);
+            &lowered
+        } else {
+            word
+        };
+        padded.clear();
+        padded.push(b' ');
+        padded.extend_from_slice(word.as_bytes());
+        padded.push(b' ');
+        bounds.clear();
+        bounds.extend([0, 1]);
+        bounds.extend(word.char_indices().map(|(i, c)| 1 + i + c.len_utf8()));
+        bounds.push(padded.len());
+        let units = bounds.len() - 1;
+        word_ngrams(&padded, units, |unit| bounds[unit], widths, f)?;
+    }
+    ControlFlow::Continue(())
+}
+
+/// The n-grams of one padded word of `units` characters, the `i`-th
+/// starting at byte `at(i)` (`at(units)` is the end).
+fn word_ngrams(
+    padded: &[u8],
+    units: usize,
+    at: impl Fn(usize) -> usize,
+    widths: &[usize],
+    f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let mut emitted_whole = false;
+    for &width in widths {
+        if units <= width {
+            if !emitted_whole {
+                f(padded)?;
+                emitted_whole = true;
+            }
+            continue;
+        }
+        for start in 0..=units - width {
+            f(&padded[at(start)..at(start + width)])?;
+        }
+    }
+    ControlFlow::Continue(())
+}

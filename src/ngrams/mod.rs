@@ -1,0 +1,737 @@
+//! Hashed n-grams: tokenize, form n-grams, hash each into a bucket.
+//!
+//! Two families share this one pipeline:
+//! - TensorFlow parity (`whitespace`, `word`, `char`, `byte` tokenizers with
+//!   [`HashFamily::Fingerprint64`]): the ids equal
+//!   `tf.strings.to_hash_bucket_fast(tf.strings.ngrams(tf.strings.split(x), widths), n)`
+//!   for the whitespace tokenizer, and so Keras `Hashing`.
+//! - scikit-learn parity (`sklearn_word`, `sklearn_char`, `sklearn_char_wb`
+//!   with [`HashFamily::Murmur3`]): [`NgramCounter::counts`] equals
+//!   `HashingVectorizer(analyzer=..., ngram_range=...)`.
+//!
+//! ```
+//! use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, Tokenizer};
+//! let hasher = NgramHasher::new(NgramConfig {
+//!     tokenizer: Tokenizer::Whitespace,
+//!     widths: vec![1, 2],
+//!     lowercase: false,
+//!     hash: HashFamily::Fingerprint64,
+//!     num_buckets: 1000,
+//! })
+//! .unwrap();
+//! let mut ids = Vec::new();
+//! hasher.ids(b"a b c", &mut ids);
+//! assert_eq!(ids.len(), 3 + 2); // 3 unigrams, then 2 bigrams
+//! ```
+//!
+//! The work streams: token boundaries are found 64 bytes at a time as
+//! bitmasks (`scan`); each token is copied once, lowercased on the way, into
+//! a small buffer of the last tokens, where every n-gram that ends at it is
+//! a slice (`grams`); nothing is allocated per token or per n-gram, and the
+//! whole document is never copied. So the first ids of an [`NgramSequence`]
+//! cost only the part of the document they come from. [`NgramHasher::ids`]
+//! and the counts form all widths in one pass over the tokens. Sparse counts
+//! sort the buckets of reused buffers (`count`); dense counts sum straight
+//! into the row.
+
+mod count;
+mod grams;
+mod scan;
+#[cfg(test)]
+mod tests;
+
+pub use count::CountScratch;
+
+use crate::extractor::{check_width, RowExtractor};
+use crate::hashing::{fingerprint64, murmur3_x86_32};
+use crate::{Error, ErrorKind, Result};
+use count::normalize_dense;
+use grams::{
+    ascii_collapsed_ngrams, byte_ngrams, char_wb_ngrams, AsciiWords, CharUnits, PythonChars,
+    PythonWords, TokenBuffer, TokenSource,
+};
+use scan::ByteClass;
+use std::cell::Cell;
+use std::ops::ControlFlow;
+use std::thread::LocalKey;
+
+/// The widest n-gram accepted.
+pub const MAX_NGRAM_WIDTH: usize = 64;
+/// The most n-gram widths accepted in one configuration.
+pub const MAX_NGRAM_WIDTHS: usize = 64;
+/// The most buckets for Murmur3 (scikit-learn's own limit, int32 max).
+pub const MAX_MURMUR3_BUCKETS: u64 = i32::MAX as u64;
+/// The largest `max_tokens` of an [`NgramSequence`].
+pub const MAX_SEQUENCE_TOKENS: usize = 1 << 24;
+/// The most buckets of [`NgramCounts`] (dense rows: 4 MiB of float32 each).
+pub const MAX_DENSE_BUCKETS: usize = 1 << 20;
+
+/// How a document is cut into tokens before n-grams are formed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// Split on ASCII whitespace (" \t\n\v\f\r") exactly like
+    /// `tf.strings.split(x)`; n-grams joined with " ".
+    Whitespace,
+    /// Runs of ASCII letters, digits and '_' (identifiers and numbers, the
+    /// usual choice for code and scripts); every other byte separates.
+    /// n-grams joined with " ".
+    Word,
+    /// Unicode code points; invalid UTF-8 becomes U+FFFD, one per maximal
+    /// invalid subsequence (like Python's `errors="replace"`). n-grams are
+    /// the concatenated characters, with no separator.
+    Char,
+    /// Raw bytes: n-grams are byte strings of length n (the classic malware
+    /// feature).
+    Byte,
+    /// scikit-learn `analyzer="word"`: the default token pattern
+    /// `(?u)\b\w\w+\b` with Python's `\w`; n-grams joined with " ".
+    SklearnWord,
+    /// scikit-learn `analyzer="char"`: runs of two or more Python `\s`
+    /// become one space, then character n-grams.
+    SklearnChar,
+    /// scikit-learn `analyzer="char_wb"`: character n-grams inside each
+    /// whitespace-separated word padded with one space on each side.
+    SklearnCharWb,
+}
+
+crate::named_values!(Tokenizer, "tokenizer", {
+    Whitespace => "whitespace",
+    Word => "word",
+    Char => "char",
+    Byte => "byte",
+    SklearnWord => "sklearn_word",
+    SklearnChar => "sklearn_char",
+    SklearnCharWb => "sklearn_char_wb",
+});
+
+impl Tokenizer {
+    /// Whether this tokenizer belongs to the scikit-learn family (Python
+    /// string semantics) rather than the TensorFlow one.
+    pub fn is_sklearn(self) -> bool {
+        matches!(
+            self,
+            Tokenizer::SklearnWord | Tokenizer::SklearnChar | Tokenizer::SklearnCharWb
+        )
+    }
+}
+
+/// How an n-gram becomes a bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HashFamily {
+    /// TensorFlow's Fingerprint64 (farmhash), `h % num_buckets`: parity with
+    /// `tf.strings.to_hash_bucket_fast` and Keras `Hashing`.
+    Fingerprint64,
+    /// MurmurHash3_x86_32 with seed 0, bucket `abs(h) % num_buckets` and sign
+    /// of `h`: parity with scikit-learn's `FeatureHasher` / `HashingVectorizer`.
+    Murmur3,
+}
+
+crate::named_values!(HashFamily, "hash", {
+    Fingerprint64 => "fingerprint64",
+    Murmur3 => "murmur3",
+});
+
+/// The parameters of an [`NgramHasher`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NgramConfig {
+    /// How documents are tokenized.
+    pub tokenizer: Tokenizer,
+    /// n-gram widths, emitted grouped by width in this order (duplicates
+    /// allowed, as in `tf.strings.ngrams`).
+    pub widths: Vec<usize>,
+    /// Lowercase before tokenizing: ASCII only (`tf.strings.lower`) for the
+    /// TensorFlow-family tokenizers, Python's `str.lower` for `sklearn_*`.
+    pub lowercase: bool,
+    /// How n-grams are hashed.
+    pub hash: HashFamily,
+    /// Number of buckets; ids are in `0..num_buckets`.
+    pub num_buckets: u64,
+}
+
+/// One n-gram's bucket and, for Murmur3, its sign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bucket {
+    /// The bucket index, in `0..num_buckets`.
+    pub index: u64,
+    /// +1 or -1 (scikit-learn's `alternate_sign`); always +1 for Fingerprint64.
+    pub sign: i8,
+}
+
+/// Row normalisation of counts, as scikit-learn's `normalize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Norm {
+    /// Raw counts.
+    None,
+    /// Divide by the sum of absolute values.
+    L1,
+    /// Divide by the Euclidean norm.
+    L2,
+}
+
+crate::named_values!(Norm, "norm", {
+    None => "none",
+    L1 => "l1",
+    L2 => "l2",
+});
+
+/// How n-gram occurrences become a bag-of-n-grams row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CountOptions {
+    /// Every bucket that occurred becomes 1, even one whose signed
+    /// occurrences cancel (scikit-learn's `binary=True` fills every stored
+    /// value with 1).
+    pub binary: bool,
+    /// Add each n-gram's sign instead of 1 (Murmur3 only).
+    pub alternate_sign: bool,
+    /// Row normalisation.
+    pub norm: Norm,
+}
+
+/// A sparse row: sorted, distinct bucket indices of the n-grams that occurred
+/// and their values (0 where signed occurrences cancel).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SparseRow {
+    /// Sorted distinct bucket indices.
+    pub indices: Vec<u64>,
+    /// The value of each index, same length as `indices`.
+    pub values: Vec<f32>,
+}
+
+/// Tokenizes, forms n-grams and hashes them. Immutable, so one hasher can
+/// serve many threads at once.
+#[derive(Clone, Debug)]
+pub struct NgramHasher {
+    config: NgramConfig,
+    reduce: Reduce,
+}
+
+/// How a hash becomes a bucket index, chosen once for `num_buckets`.
+#[derive(Clone, Copy, Debug)]
+enum Reduce {
+    /// A power of two: `h & mask`, no division.
+    Mask(u64),
+    /// Murmur3 buckets fit 32 bits (a 32-bit division is cheaper).
+    Mod32(u32),
+    Mod64(u64),
+}
+
+impl Reduce {
+    fn new(num_buckets: u64) -> Self {
+        if num_buckets.is_power_of_two() {
+            Reduce::Mask(num_buckets - 1)
+        } else if let Ok(n) = u32::try_from(num_buckets) {
+            Reduce::Mod32(n)
+        } else {
+            Reduce::Mod64(num_buckets)
+        }
+    }
+
+    #[inline(always)]
+    fn apply64(self, h: u64) -> u64 {
+        match self {
+            Reduce::Mask(mask) => h & mask,
+            Reduce::Mod32(n) => h % u64::from(n),
+            Reduce::Mod64(n) => h % n,
+        }
+    }
+
+    #[inline(always)]
+    fn apply32(self, h: u32) -> u64 {
+        match self {
+            Reduce::Mask(mask) => u64::from(h) & mask,
+            Reduce::Mod32(n) => u64::from(h % n),
+            Reduce::Mod64(n) => u64::from(h) % n,
+        }
+    }
+}
+
+/// How the n-grams of a document are produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    /// In output order, one pass over the tokens per width, so a caller that
+    /// stops early never scans further than it needs.
+    Output,
+    /// One pass over the tokens for all widths, each n-gram tagged with a
+    /// group: concatenating the groups, each in the order given, is the
+    /// output order (the group of a token n-gram is its width's position in
+    /// `widths`; other tokenizers produce output order in group 0).
+    OnePass,
+}
+
+impl NgramHasher {
+    /// Validates `config`; the message of an error says what is allowed.
+    pub fn new(config: NgramConfig) -> Result<Self> {
+        if config.num_buckets == 0 || config.num_buckets > i64::MAX as u64 {
+            return Err(Error::invalid_argument(format!(
+                "num_buckets must be in [1, {}], got {}",
+                i64::MAX,
+                config.num_buckets
+            )));
+        }
+        if config.hash == HashFamily::Murmur3 && config.num_buckets > MAX_MURMUR3_BUCKETS {
+            return Err(Error::invalid_argument(format!(
+                "num_buckets must be in [1, {MAX_MURMUR3_BUCKETS}] with hash murmur3, got {}",
+                config.num_buckets
+            )));
+        }
+        if config.widths.is_empty() || config.widths.len() > MAX_NGRAM_WIDTHS {
+            return Err(Error::invalid_argument(format!(
+                "ngram_widths must list 1 to {MAX_NGRAM_WIDTHS} widths, got {}",
+                config.widths.len()
+            )));
+        }
+        if let Some(&w) = config
+            .widths
+            .iter()
+            .find(|&&w| w == 0 || w > MAX_NGRAM_WIDTH)
+        {
+            return Err(Error::invalid_argument(format!(
+                "every n-gram width must be in [1, {MAX_NGRAM_WIDTH}], got {w}"
+            )));
+        }
+        let reduce = Reduce::new(config.num_buckets);
+        Ok(NgramHasher { config, reduce })
+    }
+
+    /// The configuration this hasher was built from.
+    pub fn config(&self) -> &NgramConfig {
+        &self.config
+    }
+
+    /// The bucket of one n-gram.
+    #[inline]
+    pub fn bucket(&self, gram: &[u8]) -> Bucket {
+        match self.config.hash {
+            HashFamily::Fingerprint64 => Bucket {
+                index: self.reduce.apply64(fingerprint64(gram)),
+                sign: 1,
+            },
+            HashFamily::Murmur3 => {
+                let h = murmur3_x86_32(gram, 0) as i32;
+                let index = if h == i32::MIN {
+                    // scikit-learn's definition of abs(-2**31) % n.
+                    let n = self.config.num_buckets;
+                    (i32::MAX as u64 - (n - 1)) % n
+                } else {
+                    self.reduce.apply32(h.unsigned_abs())
+                };
+                Bucket {
+                    index,
+                    sign: if h >= 0 { 1 } else { -1 },
+                }
+            }
+        }
+    }
+
+    /// Calls `f` with the bytes of every n-gram of `doc`, in output order,
+    /// until `f` breaks. Tokens are found as the n-grams are consumed, so
+    /// stopping early skips the rest of the document (each width after the
+    /// first scans again from the start; the non-`whitespace`/`word`/`byte`
+    /// tokenizers first check whether `doc` is ASCII, which costs little).
+    pub fn for_each_gram(&self, doc: &[u8], mut f: impl FnMut(&[u8]) -> ControlFlow<()>) {
+        let _ = self.grams(doc, Order::Output, &mut |_, gram| f(gram));
+    }
+
+    /// Every n-gram of `doc`, with its group, in `order`.
+    fn grams(
+        &self,
+        doc: &[u8],
+        order: Order,
+        f: &mut impl FnMut(usize, &[u8]) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let widths = &self.config.widths[..];
+        let lowercase = self.config.lowercase;
+        let space = Some(b' ');
+        match self.config.tokenizer {
+            Tokenizer::Whitespace => joined(space, widths, order, f, || {
+                AsciiWords::new(doc, ByteClass::Whitespace, lowercase, 1)
+            }),
+            Tokenizer::Word => joined(space, widths, order, f, || {
+                AsciiWords::new(doc, ByteClass::NonWord, lowercase, 1)
+            }),
+            Tokenizer::Byte => byte_ngrams(doc, lowercase, widths, &mut |gram| f(0, gram)),
+            // On ASCII, characters are bytes.
+            Tokenizer::Char if doc.is_ascii() => {
+                byte_ngrams(doc, lowercase, widths, &mut |gram| f(0, gram))
+            }
+            Tokenizer::Char => joined(None, widths, order, f, || CharUnits::new(doc, lowercase)),
+            // On ASCII, Python's `\w` is `[A-Za-z0-9_]` and `str.lower()` is
+            // ASCII lowercasing, which keeps every byte's class.
+            Tokenizer::SklearnWord if doc.is_ascii() => joined(space, widths, order, f, || {
+                AsciiWords::new(doc, ByteClass::NonWord, lowercase, 2)
+            }),
+            Tokenizer::SklearnWord => {
+                let text = String::from_utf8_lossy(doc);
+                joined(space, widths, order, f, || {
+                    PythonWords::new(&text, lowercase)
+                })
+            }
+            Tokenizer::SklearnChar if doc.is_ascii() => {
+                let mut buffer = Vec::new();
+                passes(widths, order, |widths| {
+                    ascii_collapsed_ngrams(doc, lowercase, widths, &mut buffer, f)
+                })
+            }
+            Tokenizer::SklearnChar => {
+                let text = String::from_utf8_lossy(doc);
+                joined(None, widths, order, f, || {
+                    PythonChars::new(&text, lowercase)
+                })
+            }
+            Tokenizer::SklearnCharWb => {
+                char_wb_ngrams(doc, lowercase, widths, &mut |gram| f(0, gram))
+            }
+        }
+    }
+
+    /// Appends the bucket id of every n-gram of `doc` to `ids`.
+    pub fn ids(&self, doc: &[u8], ids: &mut Vec<i64>) {
+        if self.config.widths.len() == 1 {
+            self.for_each_gram(doc, |gram| {
+                ids.push(self.bucket(gram).index as i64);
+                ControlFlow::Continue(())
+            });
+            return;
+        }
+        // One pass over the tokens: the first width's ids go straight to
+        // `ids`, the others wait in per-group buffers.
+        with_later_ids(|later| {
+            later.resize_with(self.config.widths.len() - 1, Vec::new);
+            let _ = self.grams(doc, Order::OnePass, &mut |group, gram| {
+                let id = self.bucket(gram).index as i64;
+                match group.checked_sub(1).and_then(|g| later.get_mut(g)) {
+                    Some(buffer) => buffer.push(id),
+                    None => ids.push(id),
+                }
+                ControlFlow::Continue(())
+            });
+            for buffer in later.iter_mut() {
+                ids.extend_from_slice(buffer);
+                buffer.clear();
+                // A huge document's buffers are not kept for the thread.
+                buffer.shrink_to(KEEP_LATER_IDS);
+            }
+        });
+    }
+}
+
+/// Capacity (ids) of the buffers of [`NgramHasher::ids`] kept between
+/// documents.
+const KEEP_LATER_IDS: usize = 1 << 16;
+
+/// The first `max_tokens` ids of each document, padded: a fixed-width row
+/// for embedding layers. Hashing stops as soon as the row is full.
+#[derive(Clone, Debug)]
+pub struct NgramSequence {
+    hasher: NgramHasher,
+    max_tokens: usize,
+    pad_value: i64,
+}
+
+impl NgramSequence {
+    /// Rows of `max_tokens` ids (in `1..=`[`MAX_SEQUENCE_TOKENS`]) padded
+    /// with `pad_value`, which must not be a bucket id (`< 0` or
+    /// `>= num_buckets`), so padding never looks like an n-gram.
+    pub fn new(hasher: NgramHasher, max_tokens: usize, pad_value: i64) -> Result<Self> {
+        if !(1..=MAX_SEQUENCE_TOKENS).contains(&max_tokens) {
+            return Err(Error::invalid_argument(format!(
+                "max_tokens must be in [1, {MAX_SEQUENCE_TOKENS}], got {max_tokens}"
+            )));
+        }
+        let num_buckets = hasher.config().num_buckets;
+        if u64::try_from(pad_value).is_ok_and(|pad| pad < num_buckets) {
+            return Err(Error::invalid_argument(format!(
+                "pad_value must not be a bucket id: it must be < 0 or >= num_buckets \
+                 ({num_buckets}), got {pad_value}"
+            )));
+        }
+        Ok(NgramSequence {
+            hasher,
+            max_tokens,
+            pad_value,
+        })
+    }
+
+    /// The hasher that makes the ids.
+    pub fn hasher(&self) -> &NgramHasher {
+        &self.hasher
+    }
+
+    /// The pad id.
+    pub fn pad_value(&self) -> i64 {
+        self.pad_value
+    }
+
+    /// Writes the first ids of `doc` into `out` (any length) and fills the
+    /// rest with the pad id. Returns how many ids were written.
+    pub fn fill(&self, doc: &[u8], out: &mut [i64]) -> usize {
+        let mut written = 0;
+        if !out.is_empty() {
+            self.hasher.for_each_gram(doc, |gram| {
+                out[written] = self.hasher.bucket(gram).index as i64;
+                written += 1;
+                if written == out.len() {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+        }
+        out[written..].fill(self.pad_value);
+        written
+    }
+}
+
+impl RowExtractor for NgramSequence {
+    type Value = i64;
+
+    fn width(&self) -> usize {
+        self.max_tokens
+    }
+
+    fn write_row(&self, doc: &[u8], out: &mut [i64]) -> Result<()> {
+        check_width(out.len(), self.max_tokens)?;
+        self.fill(doc, out);
+        Ok(())
+    }
+}
+
+/// Bags of n-grams, weighted as scikit-learn's `HashingVectorizer` does.
+#[derive(Clone, Debug)]
+pub struct NgramCounter {
+    hasher: NgramHasher,
+    options: CountOptions,
+}
+
+impl NgramCounter {
+    /// Counts with `options`. `alternate_sign` needs [`HashFamily::Murmur3`]:
+    /// Fingerprint64 has no sign.
+    pub fn new(hasher: NgramHasher, options: CountOptions) -> Result<Self> {
+        if options.alternate_sign && hasher.config().hash != HashFamily::Murmur3 {
+            return Err(Error::invalid_argument(
+                "alternate_sign=True needs hash='murmur3' (Fingerprint64 has no sign)",
+            ));
+        }
+        Ok(NgramCounter { hasher, options })
+    }
+
+    /// The hasher that makes the buckets.
+    pub fn hasher(&self) -> &NgramHasher {
+        &self.hasher
+    }
+
+    /// The bag of n-grams of `doc` as a sparse row, like one row of
+    /// scikit-learn's `HashingVectorizer` / `FeatureHasher` output: counts
+    /// summed exactly, then `binary`, then `norm` (in f64, rounded to f32 at
+    /// the end). Like scipy's `sum_duplicates`, a bucket whose signed
+    /// occurrences cancel keeps an explicit 0, so `binary` makes it 1.
+    pub fn counts(&self, doc: &[u8], row: &mut SparseRow) {
+        with_scratch(|scratch| self.counts_with(doc, row, scratch));
+    }
+
+    /// [`counts`](Self::counts) with the caller's buffers, reused from one
+    /// document to the next.
+    ///
+    /// ```
+    /// use rustfx::ngrams::*;
+    /// let hasher = NgramHasher::new(NgramConfig {
+    ///     tokenizer: Tokenizer::Whitespace,
+    ///     widths: vec![1],
+    ///     lowercase: false,
+    ///     hash: HashFamily::Fingerprint64,
+    ///     num_buckets: 1 << 20,
+    /// })
+    /// .unwrap();
+    /// let options = CountOptions { binary: false, alternate_sign: false, norm: Norm::None };
+    /// let counter = NgramCounter::new(hasher, options).unwrap();
+    /// let (mut scratch, mut row) = (CountScratch::new(), SparseRow::default());
+    /// counter.counts_with(b"to be or not to be", &mut row, &mut scratch);
+    /// assert_eq!(row.values.iter().sum::<f32>(), 6.0);
+    /// ```
+    pub fn counts_with(&self, doc: &[u8], row: &mut SparseRow, scratch: &mut CountScratch) {
+        let signed = self.options.alternate_sign;
+        scratch.begin(self.hasher.config.num_buckets, signed);
+        let _ = self.hasher.grams(doc, Order::OnePass, &mut |_, gram| {
+            let bucket = self.hasher.bucket(gram);
+            scratch.add(bucket.index, bucket.sign < 0);
+            ControlFlow::Continue(())
+        });
+        // Sorted, so norms add up in scikit-learn's (CSR) order.
+        let summed = scratch.finish();
+        let binary = self.options.binary;
+        let value = |sum: i64| if binary { 1.0 } else { sum as f64 };
+        let scale = match self.options.norm {
+            Norm::None => 1.0,
+            Norm::L1 => summed.iter().map(|&(_, v)| value(v).abs()).sum::<f64>(),
+            Norm::L2 => summed
+                .iter()
+                .map(|&(_, v)| value(v) * value(v))
+                .sum::<f64>()
+                .sqrt(),
+        };
+        row.indices.clear();
+        row.values.clear();
+        for &(index, sum) in summed {
+            let value = value(sum);
+            row.indices.push(index);
+            row.values
+                .push(if scale > 0.0 { value / scale } else { value } as f32);
+        }
+    }
+}
+
+thread_local! {
+    static COUNT_SCRATCH: Cell<CountScratch> = Cell::new(CountScratch::new());
+    static LATER_IDS: Cell<Vec<Vec<i64>>> = const { Cell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's value of `key`. The value is taken out while
+/// in use, so a nested call (or one during thread exit) gets a fresh one:
+/// nothing here can panic.
+fn with_thread_local<S: Default + 'static, T>(
+    key: &'static LocalKey<Cell<S>>,
+    f: impl FnOnce(&mut S) -> T,
+) -> T {
+    let mut value = key.try_with(Cell::take).unwrap_or_default();
+    let out = f(&mut value);
+    let _ = key.try_with(|cell| cell.set(value));
+    out
+}
+
+fn with_scratch<T>(f: impl FnOnce(&mut CountScratch) -> T) -> T {
+    with_thread_local(&COUNT_SCRATCH, f)
+}
+
+fn with_later_ids<T>(f: impl FnOnce(&mut Vec<Vec<i64>>) -> T) -> T {
+    with_thread_local(&LATER_IDS, f)
+}
+
+/// [`NgramCounter`] rows as dense float32 vectors of `num_buckets` values.
+#[derive(Clone, Debug)]
+pub struct NgramCounts {
+    counter: NgramCounter,
+    width: usize,
+}
+
+impl NgramCounts {
+    /// Dense rows need `num_buckets <= `[`MAX_DENSE_BUCKETS`] (4 MiB of
+    /// float32 per document); use [`NgramCounter`] for sparse rows beyond.
+    pub fn new(counter: NgramCounter) -> Result<Self> {
+        let num_buckets = counter.hasher().config().num_buckets;
+        let width = usize::try_from(num_buckets)
+            .ok()
+            .filter(|&n| n <= MAX_DENSE_BUCKETS)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "num_buckets must be in [1, {MAX_DENSE_BUCKETS}] for dense counts \
+                     (one float32 row per element), got {num_buckets}; use output='sparse'"
+                ))
+            })?;
+        Ok(NgramCounts { counter, width })
+    }
+}
+
+impl RowExtractor for NgramCounts {
+    type Value = f32;
+
+    fn width(&self) -> usize {
+        self.width
+    }
+
+    fn write_row(&self, doc: &[u8], out: &mut [f32]) -> Result<()> {
+        check_width(out.len(), self.width)?;
+        self.sum_into(doc, out, EXACT_F32_SUMS)
+    }
+}
+
+impl NgramCounts {
+    /// The row of `doc`, summed in `out` (of `width` values) when it has at
+    /// most `exact_sums` n-grams (a parameter so tests reach both paths).
+    fn sum_into(&self, doc: &[u8], out: &mut [f32], exact_sums: usize) -> Result<()> {
+        out.fill(0.0);
+        let hasher = &self.counter.hasher;
+        let options = self.counter.options;
+        let mut grams = 0usize;
+        let mut outside = None;
+        // Summed straight into the row: f32 holds every integer up to 2^24
+        // exactly, and no partial sum exceeds the number of n-grams.
+        let _ = hasher.grams(doc, Order::OnePass, &mut |_, gram| {
+            let bucket = hasher.bucket(gram);
+            grams += 1;
+            // Every index is below num_buckets = out.len(); checked anyway,
+            // and a broken invariant is reported, never written past.
+            let Some(slot) = usize::try_from(bucket.index)
+                .ok()
+                .and_then(|i| out.get_mut(i))
+            else {
+                outside = Some(bucket.index);
+                return ControlFlow::Break(());
+            };
+            if options.binary {
+                *slot = 1.0;
+            } else if options.alternate_sign {
+                *slot += f32::from(bucket.sign);
+            } else {
+                *slot += 1.0;
+            }
+            ControlFlow::Continue(())
+        });
+        if let Some(index) = outside {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                format!("bucket {index} out of range (a bug in rustfx)"),
+            ));
+        }
+        if !options.binary && grams > exact_sums {
+            // Some sum may have rounded: take the exact sparse row instead.
+            let mut row = SparseRow::default();
+            self.counter.counts(doc, &mut row);
+            out.fill(0.0);
+            for (&index, &value) in row.indices.iter().zip(&row.values) {
+                if let Some(slot) = usize::try_from(index).ok().and_then(|i| out.get_mut(i)) {
+                    *slot = value;
+                }
+            }
+            return Ok(());
+        }
+        normalize_dense(out, options.norm);
+        Ok(())
+    }
+}
+
+/// The most n-grams whose counts f32 sums hold exactly (2^24).
+const EXACT_F32_SUMS: usize = 1 << 24;
+
+/// n-grams of the tokens of `source()` joined with `joiner`: in output
+/// order, one pass per width (each pass a fresh source), or all widths in
+/// one pass, grouped by width.
+fn joined<S: TokenSource>(
+    joiner: Option<u8>,
+    widths: &[usize],
+    order: Order,
+    f: &mut impl FnMut(usize, &[u8]) -> ControlFlow<()>,
+    source: impl Fn() -> S,
+) -> ControlFlow<()> {
+    let mut buffer = TokenBuffer::new();
+    passes(widths, order, |widths| {
+        buffer.emit_windows(joiner, source(), widths, f)
+    })
+}
+
+/// Runs `pass` on `widths` in `order`: once on all of them, or once on
+/// each in turn.
+fn passes(
+    widths: &[usize],
+    order: Order,
+    mut pass: impl FnMut(&[usize]) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    match order {
+        Order::OnePass => pass(widths),
+        Order::Output => {
+            for width in widths {
+                pass(std::slice::from_ref(width))?;
+            }
+            ControlFlow::Continue(())
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Token boundaries of byte-classified text, 64 bytes at a time.
+//!
+//! The whitespace and word tokenizers (and the ASCII fast paths of the
+//! scikit-learn ones) split text on a class of separator bytes. Testing one
+//! byte at a time costs a branch per byte; here each 64-byte block becomes a
+//! `u64` mask of its separator bytes (a plain loop LLVM turns into vector
+//! compares, then eight multiply-gathers of the byte flags into bits), and
+//! the token edges of the block are the bits where the mask changes. Walking
+//! the edges with `trailing_zeros` costs per token, not per byte.
+//!
+//! [`AsciiTokens`] yields token ranges lazily, so a caller that stops early
+//! (a sequence of the first ids) never classifies the rest of the document.
+//! [`ascii_lowercase_chunk`] lowercases the 16-byte chunks tokens are copied
+//! in, the same way: all lanes at once, no branch per byte.
+
+/// Bytes that separate tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ByteClass {
+    /// `tf.strings.split`'s whitespace: `" \t\n\v\f\r"`.
+    Whitespace,
+    /// Everything but `[A-Za-z0-9_]` (also Python's `\w` on ASCII).
+    NonWord,
+    /// Python's `str.isspace()` on ASCII: `\t\n\v\f\r`, U+001C..U+001F, `' '`.
+    PythonSpace,
+}
+
+impl ByteClass {
+    /// Whether `b` separates tokens. Written without `||` so the block loop
+    /// vectorizes (no short-circuit branches).
+    #[inline(always)]
+    pub(super) fn is_separator(self, b: u8) -> bool {
+        match self {
+            ByteClass::Whitespace => (b == b' ') | (b.wrapping_sub(b'\t') <= b'\r' - b'\t'),
+            ByteClass::NonWord => {
+                let word = ((b | 0x20).wrapping_sub(b'a') <= b'z' - b'a')
+                    | (b.wrapping_sub(b'0') <= 9)
+                    | (b == b'_');
+                !word
+            }
+            ByteClass::PythonSpace => {
+                (b.wrapping_sub(b'\t') <= b'\r' - b'\t') | (b.wrapping_sub(0x1c) <= b' ' - 0x1c)
+            }
+        }
+    }
+
+    /// Bit `i` set when `block[i]` is a separator.
+    #[inline]
+    pub(super) fn mask(self, block: &[u8; 64]) -> u64 {
+        // One `match` per block, so each arm is its own vectorized loop.
+        match self {
+            ByteClass::Whitespace => mask_of(block, |b| ByteClass::Whitespace.is_separator(b)),
+            ByteClass::NonWord => mask_of(block, |b| ByteClass::NonWord.is_separator(b)),
+            ByteClass::PythonSpace => mask_of(block, |b| ByteClass::PythonSpace.is_separator(b)),
+        }
+    }
+}
+
+/// Bit `i` set when `is_set(block[i])`: first a byte flag per byte (0x80 or
+/// 0, a loop LLVM vectorizes), then each 8 flags gathered into 8 bits by one
+/// multiply (the high bit of byte `j` lands on bit `56 + j`).
+#[inline(always)]
+fn mask_of(block: &[u8; 64], is_set: impl Fn(u8) -> bool) -> u64 {
+    let mut flags = [0u8; 64];
+    for (flag, &b) in flags.iter_mut().zip(block) {
+        *flag = if is_set(b) { 0x80 } else { 0 };
+    }
+    let mut mask = 0u64;
+    for (k, word) in flags.chunks_exact(8).enumerate() {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(word);
+        let word = u64::from_le_bytes(bytes);
+        let bits = (word & 0x8080_8080_8080_8080).wrapping_mul(0x0002_0408_1020_4081) >> 56;
+        mask |= bits << (8 * k);
+    }
+    mask
+}
+
+/// The maximal runs of non-separator bytes of `text`, as `(start, end)`
+/// ranges, in order.
+///
+/// Each block's edges are first written out as positions (eight at a time,
+/// without a branch per edge) and then handed out in pairs: the branches
+/// left are one per block, not one per token, which matters because token
+/// lengths are unpredictable.
+#[derive(Clone, Debug)]
+pub(super) struct AsciiTokens<'a> {
+    text: &'a [u8],
+    class: ByteClass,
+    /// Edge positions not yet handed out: `edges[taken..len]`. An edge is a
+    /// byte whose class differs from the byte before it; they alternate
+    /// token start, token end.
+    edges: [usize; EDGES],
+    taken: usize,
+    len: usize,
+    /// 1 when the last byte classified is a separator (the byte before the
+    /// text counts as one).
+    carry: u64,
+    /// Offset of the next block to classify.
+    next: usize,
+}
+
+/// Edges gathered per refill (at least): several blocks' worth, so the
+/// refill's cost is shared by many tokens.
+const REFILL_EDGES: usize = 32;
+/// Room for `REFILL_EDGES - 1` edges, a block's 64 more, and the up to 7
+/// positions the unrolled writes put past the last edge.
+const EDGES: usize = REFILL_EDGES - 1 + 64 + 8;
+
+impl<'a> AsciiTokens<'a> {
+    pub(super) fn new(text: &'a [u8], class: ByteClass) -> Self {
+        AsciiTokens {
+            text,
+            class,
+            edges: [0; EDGES],
+            taken: 0,
+            len: 0,
+            carry: 1,
+            next: 0,
+        }
+    }
+
+    /// The text being split.
+    pub(super) fn text(&self) -> &'a [u8] {
+        self.text
+    }
+
+    /// Classifies blocks until at least [`REFILL_EDGES`] edges are pending,
+    /// or the text ends (then the last token, if open, ends at
+    /// `text.len()`).
+    fn refill(&mut self) {
+        // At most one edge is left: the start of a token still open (edges
+        // are taken in pairs and `len` is even except after such a start).
+        if self.taken < self.len {
+            self.edges[0] = self.edges[self.taken];
+            self.len = 1;
+        } else {
+            self.len = 0;
+        }
+        self.taken = 0;
+        while self.len < REFILL_EDGES {
+            let Some(rest) = self.text.get(self.next..).filter(|r| !r.is_empty()) else {
+                if self.len % 2 == 1 {
+                    self.edges[self.len] = self.text.len();
+                    self.len += 1;
+                }
+                return;
+            };
+            let separators = match rest.first_chunk::<64>() {
+                Some(block) => self.class.mask(block),
+                None => {
+                    // The tail, padded with separators: a token running to
+                    // the end of the text gets its end edge at `text.len()`.
+                    let mut block = [b' '; 64];
+                    block[..rest.len()].copy_from_slice(rest);
+                    self.class.mask(&block)
+                }
+            };
+            let mut edges = separators ^ ((separators << 1) | self.carry);
+            self.carry = separators >> 63;
+            let count = edges.count_ones() as usize;
+            let base = self.next;
+            // Eight writes per round whatever the count; the extra ones
+            // (position `base + 64`) land past `len` and are never read.
+            let mut at = self.len;
+            while at < self.len + count {
+                for slot in &mut self.edges[at..at + 8] {
+                    *slot = base + edges.trailing_zeros() as usize;
+                    edges &= edges.wrapping_sub(1);
+                }
+                at += 8;
+            }
+            self.len += count;
+            self.next += 64;
+        }
+    }
+}
+
+impl Iterator for AsciiTokens<'_> {
+    type Item = (usize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        if self.taken + 2 > self.len {
+            self.refill();
+            if self.len < 2 {
+                return None;
+            }
+        }
+        let token = (self.edges[self.taken], self.edges[self.taken + 1]);
+        self.taken += 2;
+        Some(token)
+    }
+}
+
+/// Bytes copied (and lowercased) as one block.
+pub(super) const CHUNK: usize = 16;
+
+/// `CHUNK` bytes as one integer (little-endian): lowercased and patched in
+/// registers, then stored at once. Building them in memory instead (a
+/// 16-byte store, a 1-byte store into it, a 16-byte load) stalls every
+/// token on store forwarding.
+pub(super) type Chunk = u128;
+
+/// `chunk` ASCII-lowercased: each byte lane holding `'A'..='Z'` gets bit 5.
+/// Exact per lane (no sum carries across lanes), no branch per byte.
+#[inline(always)]
+pub(super) fn ascii_lowercase_chunk(chunk: Chunk) -> Chunk {
+    const ONES: Chunk = Chunk::MAX / 0xff;
+    let low7 = chunk & (ONES * 0x7f);
+    let at_least_a = low7 + ONES * Chunk::from(0x80 - b'A');
+    let above_z = low7 + ONES * Chunk::from(0x7f - b'Z');
+    let upper = at_least_a & !above_z & !chunk & (ONES * 0x80);
+    chunk | (upper >> 2)
+}
