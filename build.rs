@@ -14,7 +14,6 @@ fn main() {
 mod tensorflow {
     use std::env;
     use std::path::PathBuf;
-    use std::process::Command;
 
     pub fn build() {
         for var in ["PYTHON", "TF_CFLAGS", "TF_LFLAGS", "TF_VERSION", "CXXFLAGS"] {
@@ -79,32 +78,11 @@ mod tensorflow {
         ) {
             return (split(&c), split(&l), v);
         }
-        let python = env::var("PYTHON").unwrap_or_else(|_| {
-            let venv =
-                PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join(".venv/bin/python");
-            if venv.exists() {
-                venv.display().to_string()
-            } else {
-                "python3".to_string()
-            }
-        });
         let script = "import tensorflow as tf\n\
                       print(' '.join(tf.sysconfig.get_compile_flags()))\n\
                       print(' '.join(tf.sysconfig.get_link_flags()))\n\
                       print('-version=' + tf.__version__)";
-        let output = Command::new(&python)
-            .args(["-c", script])
-            .env("TF_CPP_MIN_LOG_LEVEL", "3")
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {python} to ask TensorFlow for its flags: {e}"));
-        if !output.status.success() {
-            panic!(
-                "{python} could not import tensorflow (set PYTHON to a Python with \
-                 tensorflow-cpu installed, or TF_CFLAGS, TF_LFLAGS and TF_VERSION):\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stdout = super::tf_python::ask(script);
         let mut lines = stdout.lines().filter(|l| l.starts_with('-'));
         let cflags = split(lines.next().expect("compile flags line"));
         let lflags = split(lines.next().expect("link flags line"));
@@ -241,32 +219,12 @@ mod tf_c_api {
                 version: v,
             };
         }
-        let python = env::var("PYTHON").unwrap_or_else(|_| {
-            let venv =
-                PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join(".venv/bin/python");
-            if venv.exists() {
-                venv.display().to_string()
-            } else {
-                "python3".to_string()
-            }
-        });
         let script = "import tensorflow as tf\n\
                       print('-include=' + tf.sysconfig.get_include())\n\
                       print('-lib=' + tf.sysconfig.get_lib())\n\
                       print('-version=' + tf.__version__)";
-        let output = Command::new(&python)
-            .args(["-c", script])
-            .env("TF_CPP_MIN_LOG_LEVEL", "3")
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {python} to ask TensorFlow where it is: {e}"));
-        if !output.status.success() {
-            panic!(
-                "{python} could not import tensorflow (set PYTHON to a Python with \
-                 tensorflow-cpu installed, or TF_CFLAGS, TF_LFLAGS and TF_VERSION):\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stdout = super::tf_python::ask(script);
+        let python = super::tf_python::python();
         let value = |key: &str| {
             stdout
                 .lines()
@@ -291,5 +249,46 @@ mod tf_c_api {
             .ok()?;
         let dir = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
         dir.join("stddef.h").exists().then_some(dir)
+    }
+}
+
+/// Asks the Python that has TensorFlow about it: shared by the op library
+/// (`tensorflow`) and `rustfx-predict` (`predict`).
+#[cfg(any(feature = "tensorflow", feature = "predict"))]
+mod tf_python {
+    use std::env;
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    /// $PYTHON, else the project's .venv, else python3.
+    pub fn python() -> String {
+        env::var("PYTHON").unwrap_or_else(|_| {
+            let venv =
+                PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join(".venv/bin/python");
+            if venv.exists() {
+                venv.display().to_string()
+            } else {
+                "python3".to_string()
+            }
+        })
+    }
+
+    /// The standard output of `script` (which imports tensorflow) run by
+    /// [`python`]; panics with what to do if TensorFlow cannot be imported.
+    pub fn ask(script: &str) -> String {
+        let python = python();
+        let output = Command::new(&python)
+            .args(["-c", script])
+            .env("TF_CPP_MIN_LOG_LEVEL", "3")
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {python} to ask TensorFlow: {e}"));
+        if !output.status.success() {
+            panic!(
+                "{python} could not import tensorflow (set PYTHON to a Python with \
+                 tensorflow-cpu installed, or TF_CFLAGS, TF_LFLAGS and TF_VERSION):\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        String::from_utf8_lossy(&output.stdout).into_owned()
     }
 }

@@ -193,7 +193,7 @@ pub fn python_lower(c: char, out: &mut String) {
 /// Final_Sigma context, exactly as CPython's `handle_capital_sigma`:
 /// `\p{cased} \p{case-ignorable}* Σ !(\p{case-ignorable}* \p{cased})`,
 /// where a character that is both case-ignorable and cased is skipped.
-fn is_final_sigma(before: &str, after: &str) -> bool {
+pub(crate) fn is_final_sigma(before: &str, after: &str) -> bool {
     match before.chars().rev().find(|&c| !is_case_ignorable(c)) {
         Some(prev) if is_cased(prev) => {}
         _ => return false,

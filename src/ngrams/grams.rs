@@ -29,7 +29,7 @@
 use super::scan::{ascii_lowercase_chunk, AsciiTokens, ByteClass, Chunk, CHUNK};
 use super::MAX_NGRAM_WIDTH;
 use crate::unicode_classes::{
-    is_case_ignorable, is_cased, is_python_space, is_python_word, python_lower, python_str_lower,
+    is_final_sigma, is_python_space, is_python_word, python_lower, python_str_lower,
 };
 use std::ops::ControlFlow;
 
@@ -309,19 +309,6 @@ fn python_lower_at(text: &str, pos: usize, c: char, out: &mut String) {
         });
     } else {
         python_lower(c, out);
-    }
-}
-
-/// CPython's `handle_capital_sigma` (as `unicode_classes`' private one):
-/// `\p{cased} \p{case-ignorable}* Σ !(\p{case-ignorable}* \p{cased})`.
-fn is_final_sigma(before: &str, after: &str) -> bool {
-    match before.chars().rev().find(|&c| !is_case_ignorable(c)) {
-        Some(prev) if is_cased(prev) => {}
-        _ => return false,
-    }
-    match after.chars().find(|&c| !is_case_ignorable(c)) {
-        Some(next) => !is_cased(next),
-        None => true,
     }
 }
 
