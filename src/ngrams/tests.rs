@@ -254,7 +254,10 @@ mod naive {
                         b" ",
                     ),
                     Tokenizer::Byte => (doc.iter().map(|&b| vec![b]).collect(), b""),
-                    _ => (
+                    Tokenizer::SklearnWord | Tokenizer::SklearnChar | Tokenizer::SklearnCharWb => {
+                        unreachable!("the outer match handles the sklearn tokenizers")
+                    }
+                    Tokenizer::Char => (
                         String::from_utf8_lossy(&doc)
                             .chars()
                             .map(|c| c.to_string().into_bytes())
