@@ -63,14 +63,10 @@ class ReadFilesKernel : public OpKernel {
     FirstError error;
     // Reading is I/O bound: a high cost per element lets Shard overlap reads.
     ForEachElement(ctx, path_flat.size(), 100000, [&](int64_t i) {
-      rust::Vec<uint8_t> bytes;
-      Status status = read_file(AsBytes(path_flat(i)), max_bytes_, bytes);
+      Status status = ReadInto(AsBytes(path_flat(i)), &content_flat(i));
       code_flat(i) = static_cast<int32_t>(status.code);
-      if (status.code == StatusCode::Ok) {
-        content_flat(i).assign(reinterpret_cast<const char*>(bytes.data()),
-                               bytes.size());
-        return;
-      }
+      if (status.code == StatusCode::Ok) return;
+      content_flat(i).clear();
       message_flat(i).assign(status.message.data(), status.message.size());
       if (on_error_ == OnError::Raise) {
         error.Record(i, absl::Status(static_cast<absl::StatusCode>(status.code),
@@ -81,6 +77,29 @@ class ReadFilesKernel : public OpKernel {
   }
 
  private:
+  // Reads the file straight into `out`, sized by the size fstat reports
+  // (capped by max_bytes), then appends whatever that size missed (a /proc
+  // file says 0; a file may grow while read): no copy of the contents.
+  Status ReadInto(rust::Slice<const uint8_t> path, tstring* out) const {
+    rust::Box<FileReader> file = open_file(path);
+    Status status = file->status();
+    if (status.code != StatusCode::Ok) return status;
+    const uint64_t max = static_cast<uint64_t>(max_bytes_);
+    const uint64_t want = std::min<uint64_t>(file->size_hint(), max);
+    out->resize_uninitialized(want);
+    ReadChunk head = file->read_into(
+        rust::Slice<uint8_t>(reinterpret_cast<uint8_t*>(out->mdata()), want));
+    if (head.status.code != StatusCode::Ok) return std::move(head.status);
+    out->resize_uninitialized(head.len);
+    if (head.len == want && want < max) {
+      rust::Vec<uint8_t> rest;
+      status = file->read_rest(max - want, rest);
+      if (status.code != StatusCode::Ok) return status;
+      out->append(reinterpret_cast<const char*>(rest.data()), rest.size());
+    }
+    return status;
+  }
+
   int64_t max_bytes_ = 0;
   OnError on_error_ = OnError::Raise;
 };

@@ -95,6 +95,12 @@ mod ffi {
         num_buckets: i64,
     }
 
+    /// One read into a caller's buffer: its outcome and the bytes read.
+    struct ReadChunk {
+        status: Status,
+        len: usize,
+    }
+
     /// The weighting attributes of the counts outputs.
     struct CountParams {
         binary: bool,
@@ -166,7 +172,15 @@ mod ffi {
         ) -> Result<()>;
 
         fn check_max_bytes(max_bytes: i64) -> Result<()>;
-        fn read_file(path: &[u8], max_bytes: i64, contents: &mut Vec<u8>) -> Status;
+
+        /// A file opened by `read_files`' rules (or the error that stopped
+        /// it), read straight into the output tensor's buffer.
+        type FileReader;
+        fn open_file(path: &[u8]) -> Box<FileReader>;
+        fn status(self: &FileReader) -> Status;
+        fn size_hint(self: &FileReader) -> u64;
+        fn read_into(self: &mut FileReader, buf: &mut [u8]) -> ReadChunk;
+        fn read_rest(self: &mut FileReader, limit: u64, out: &mut Vec<u8>) -> Status;
     }
 }
 
@@ -174,17 +188,22 @@ type BridgeResult<T> = std::result::Result<T, String>;
 
 /// Runs `f`, turning a panic into an Internal error naming `what`.
 fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> BridgeResult<T> {
+    guard_kind(what, f).map_err(|e| e.to_string())
+}
+
+/// [`guard`], keeping the error's kind (for a [`ffi::Status`]).
+fn guard_kind<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(e)) => Err(e.to_string()),
+        Ok(outcome) => outcome,
         Err(panic) => {
             let detail = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            Err(format!(
-                "internal error (a bug in rustfx) in {what}: panic: {detail}"
+            Err(Error::new(
+                ErrorKind::Internal,
+                format!("internal error (a bug in rustfx) in {what}: panic: {detail}"),
             ))
         }
     }
@@ -430,27 +449,54 @@ fn check_max_bytes(max_bytes: i64) -> BridgeResult<()> {
     })
 }
 
-fn read_file(path: &[u8], max_bytes: i64, contents: &mut Vec<u8>) -> ffi::Status {
-    let outcome = guard("read_files", || {
-        let max = crate::read::check_max_bytes(max_bytes)?;
-        Ok(match crate::read::read_file(path, max) {
-            Ok(bytes) => {
-                *contents = bytes;
-                ffi::Status {
-                    code: ffi::StatusCode::Ok,
-                    message: String::new(),
-                }
-            }
-            Err(e) => ffi::Status {
-                code: status_code(e.kind()),
-                message: e.to_string(),
-            },
-        })
-    });
-    outcome.unwrap_or_else(|message| ffi::Status {
-        code: ffi::StatusCode::Internal,
-        message,
-    })
+/// An opened file, or why it could not be opened.
+pub struct FileReader(Result<crate::read::OpenFile>);
+
+fn open_file(path: &[u8]) -> Box<FileReader> {
+    Box::new(FileReader(guard_kind("read_files", || {
+        crate::read::OpenFile::open(path)
+    })))
+}
+
+impl FileReader {
+    fn status(&self) -> ffi::Status {
+        status_of(self.0.as_ref().map(|_| ()).map_err(Error::clone))
+    }
+
+    fn size_hint(&self) -> u64 {
+        self.0.as_ref().map_or(0, crate::read::OpenFile::size_hint)
+    }
+
+    fn read_into(&mut self, buf: &mut [u8]) -> ffi::ReadChunk {
+        let read = guard_kind("read_files", || match &mut self.0 {
+            Ok(file) => file.read_into(buf),
+            Err(e) => Err(e.clone()),
+        });
+        ffi::ReadChunk {
+            len: *read.as_ref().unwrap_or(&0),
+            status: status_of(read.map(|_| ())),
+        }
+    }
+
+    fn read_rest(&mut self, limit: u64, out: &mut Vec<u8>) -> ffi::Status {
+        status_of(guard_kind("read_files", || match &mut self.0 {
+            Ok(file) => file.read_rest(limit, out),
+            Err(e) => Err(e.clone()),
+        }))
+    }
+}
+
+fn status_of(outcome: Result<()>) -> ffi::Status {
+    match outcome {
+        Ok(()) => ffi::Status {
+            code: ffi::StatusCode::Ok,
+            message: String::new(),
+        },
+        Err(e) => ffi::Status {
+            code: status_code(e.kind()),
+            message: e.to_string(),
+        },
+    }
 }
 
 fn status_code(kind: ErrorKind) -> ffi::StatusCode {

@@ -61,40 +61,96 @@ pub fn check_max_bytes(max_bytes: i64) -> Result<u64> {
 /// grow or shrink while being read): reading stops at end of file or at
 /// `max_bytes`, whichever comes first.
 pub fn read_file(path: &[u8], max_bytes: u64) -> Result<Vec<u8>> {
-    let shown = String::from_utf8_lossy(path);
-    if path.is_empty() {
-        return Err(Error::invalid_argument("empty path"));
+    let mut file = OpenFile::open(path)?;
+    let mut contents = Vec::with_capacity(file.size_hint().min(max_bytes) as usize);
+    file.read_rest(max_bytes, &mut contents)?;
+    Ok(contents)
+}
+
+/// A regular file opened for [`read_file`]'s bounded reads, for callers that
+/// read into their own buffer (the TensorFlow kernel reads straight into the
+/// output tensor): [`OpenFile::read_into`] a buffer sized by
+/// [`OpenFile::size_hint`], then [`OpenFile::read_rest`] for whatever the
+/// hint missed.
+#[derive(Debug)]
+pub struct OpenFile {
+    file: File,
+    size_hint: u64,
+    path: String,
+}
+
+impl OpenFile {
+    /// Opens the regular file at `path`, with every check of [`read_file`].
+    pub fn open(path: &[u8]) -> Result<Self> {
+        let shown = String::from_utf8_lossy(path);
+        if path.is_empty() {
+            return Err(Error::invalid_argument("empty path"));
+        }
+        if path.len() > MAX_PATH_BYTES {
+            return Err(Error::invalid_argument(format!(
+                "path is {} bytes long, more than the {MAX_PATH_BYTES} allowed: '{}...'",
+                path.len(),
+                String::from_utf8_lossy(&path[..64])
+            )));
+        }
+        if CString::new(path).is_err() {
+            return Err(Error::invalid_argument(format!(
+                "path contains a NUL byte: '{}'",
+                shown.escape_default()
+            )));
+        }
+        let os_path = Path::new(std::ffi::OsStr::from_bytes(path));
+        // stat before open: opening a FIFO, socket or device can itself have
+        // effects (it releases a writer blocked on the FIFO, arms a watchdog).
+        let meta = std::fs::metadata(os_path).map_err(|e| io_error(&e, &shown, "cannot stat"))?;
+        check_regular(&meta, &shown)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(os_path)
+            .map_err(|e| io_error(&e, &shown, "cannot open"))?;
+        // The path may have been swapped for something else since the stat:
+        // check what was opened (O_NONBLOCK means the open itself never waits).
+        let meta = file
+            .metadata()
+            .map_err(|e| io_error(&e, &shown, "cannot stat"))?;
+        check_regular(&meta, &shown)?;
+        Ok(OpenFile {
+            file,
+            size_hint: meta.len(),
+            path: shown.into_owned(),
+        })
     }
-    if path.len() > MAX_PATH_BYTES {
-        return Err(Error::invalid_argument(format!(
-            "path is {} bytes long, more than the {MAX_PATH_BYTES} allowed: '{}...'",
-            path.len(),
-            String::from_utf8_lossy(&path[..64])
-        )));
+
+    /// The size `fstat` reported: only a hint (0 for /proc files; the file
+    /// may grow or shrink while it is read).
+    pub fn size_hint(&self) -> u64 {
+        self.size_hint
     }
-    if CString::new(path).is_err() {
-        return Err(Error::invalid_argument(format!(
-            "path contains a NUL byte: '{}'",
-            shown.escape_default()
-        )));
+
+    /// Reads into `buf` until it is full or the file ends; returns how many
+    /// bytes were read.
+    pub fn read_into(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut filled = 0;
+        while let Some(rest) = buf.get_mut(filled..).filter(|r| !r.is_empty()) {
+            match self.file.read(rest) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == IoKind::Interrupted => {}
+                Err(e) => return Err(io_error(&e, &self.path, "cannot read")),
+            }
+        }
+        Ok(filled)
     }
-    let os_path = Path::new(std::ffi::OsStr::from_bytes(path));
-    // stat before open: opening a FIFO, socket or device can itself have
-    // effects (it releases a writer blocked on the FIFO, arms a watchdog).
-    let meta = std::fs::metadata(os_path).map_err(|e| io_error(&e, &shown, "cannot stat"))?;
-    check_regular(&meta, &shown)?;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(os_path)
-        .map_err(|e| io_error(&e, &shown, "cannot open"))?;
-    // The path may have been swapped for something else since the stat:
-    // check what was opened (O_NONBLOCK means the open itself never waits).
-    let meta = file
-        .metadata()
-        .map_err(|e| io_error(&e, &shown, "cannot stat"))?;
-    check_regular(&meta, &shown)?;
-    read_bounded(file, meta.len(), max_bytes).map_err(|e| io_error(&e, &shown, "cannot read"))
+
+    /// Appends the rest of the file to `out`, at most `limit` more bytes.
+    pub fn read_rest(&mut self, limit: u64, out: &mut Vec<u8>) -> Result<()> {
+        (&mut self.file)
+            .take(limit)
+            .read_to_end(out)
+            .map(|_| ())
+            .map_err(|e| io_error(&e, &self.path, "cannot read"))
+    }
 }
 
 /// InvalidArgument naming `path` unless `meta` is a regular file's.
@@ -119,14 +175,6 @@ fn check_regular(meta: &std::fs::Metadata, path: &str) -> Result<()> {
     Err(Error::invalid_argument(format!(
         "'{path}' is {what}; only regular files can be read"
     )))
-}
-
-/// Reads to end of file or `max_bytes`, trusting `size_hint` only for the
-/// first allocation (capped by `max_bytes`).
-fn read_bounded(file: File, size_hint: u64, max_bytes: u64) -> std::io::Result<Vec<u8>> {
-    let mut contents = Vec::with_capacity(size_hint.min(max_bytes) as usize);
-    file.take(max_bytes).read_to_end(&mut contents)?;
-    Ok(contents)
 }
 
 fn io_error(e: &std::io::Error, path: &str, doing: &str) -> Error {
@@ -158,6 +206,33 @@ mod tests {
 
     fn bytes(p: &Path) -> &[u8] {
         p.as_os_str().as_bytes()
+    }
+
+    #[test]
+    fn open_file_reads_into_a_buffer_then_the_rest() {
+        let dir = temp_dir("open");
+        let p = dir.join("f");
+        let data: Vec<u8> = (0..100u8).collect();
+        std::fs::write(&p, &data).unwrap();
+        // A buffer shorter than the file (the file grew after the stat).
+        let mut f = OpenFile::open(bytes(&p)).unwrap();
+        assert_eq!(f.size_hint(), 100);
+        let mut head = [0u8; 40];
+        assert_eq!(f.read_into(&mut head).unwrap(), 40);
+        let mut rest = Vec::new();
+        f.read_rest(30, &mut rest).unwrap();
+        assert_eq!([&head[..], &rest[..]].concat(), &data[..70]);
+        f.read_rest(1000, &mut rest).unwrap();
+        assert_eq!([&head[..], &rest[..]].concat(), data);
+        // A buffer longer than the file (the file shrank).
+        let mut f = OpenFile::open(bytes(&p)).unwrap();
+        let mut big = [7u8; 150];
+        assert_eq!(f.read_into(&mut big).unwrap(), 100);
+        assert_eq!(&big[..100], &data[..]);
+        assert_eq!(f.read_into(&mut big).unwrap(), 0);
+        // The same checks as read_file.
+        let e = OpenFile::open(bytes(&dir)).unwrap_err();
+        assert!(e.message().contains("is a directory"), "{e}");
     }
 
     #[test]
