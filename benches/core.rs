@@ -12,6 +12,7 @@ use rustfx::byte_features::{
 };
 use rustfx::byte_sequence::ByteSequence;
 use rustfx::extractor::RowExtractor;
+use rustfx::file_info::GeneralFileInfo;
 use rustfx::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramCounter, NgramHasher, Norm, SparseRow, Tokenizer,
 };
@@ -102,6 +103,7 @@ fn main() {
         &ByteEntropyHistogram::new(EMBER_WINDOW, EMBER_STEP, EmptyInput::Zeros).expect("valid"),
     );
     bench_rows("string_features (all)", &docs, &StringFeatures);
+    bench_rows("general_file_info (all)", &docs, &GeneralFileInfo);
     bench_rows(
         "byte_sequence malconv2 64 KiB (all)",
         &docs,

@@ -15,6 +15,7 @@
 use crate::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
 use crate::byte_sequence::{ByteSequence, Sampling};
 use crate::extractor::RowExtractor;
+use crate::file_info::GeneralFileInfo;
 use crate::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramCounter, NgramCounts, NgramHasher, NgramSequence,
     Norm, SparseRow, Tokenizer,
@@ -142,6 +143,7 @@ mod ffi {
             empty: EmptyInput,
         ) -> Result<Box<FloatRows>>;
         fn new_string_features() -> Result<Box<FloatRows>>;
+        fn new_general_file_info() -> Result<Box<FloatRows>>;
         fn new_byte_sequence(
             max_len: i64,
             shift: i64,
@@ -330,6 +332,12 @@ fn new_byte_entropy_histogram(
 fn new_string_features() -> BridgeResult<Box<FloatRows>> {
     guard("new_string_features", || {
         Ok(FloatRows::boxed(StringFeatures))
+    })
+}
+
+fn new_general_file_info() -> BridgeResult<Box<FloatRows>> {
+    guard("new_general_file_info", || {
+        Ok(FloatRows::boxed(GeneralFileInfo))
     })
 }
 

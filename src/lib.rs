@@ -14,6 +14,7 @@ pub mod byte_features;
 pub mod byte_sequence;
 pub mod error;
 pub mod extractor;
+pub mod file_info;
 pub mod hashing;
 pub mod names;
 pub mod ngrams;

@@ -6,7 +6,12 @@ import tensorflow as tf
 from rustfx._common import invalid, no_autograph, ops, strings
 
 __all__ = ["byte_histogram", "byte_entropy_histogram", "string_features",
-           "byte_sequence", "BYTE_SEQUENCE_PRESETS"]
+           "general_file_info", "GENERAL_FILE_INFO_NAMES", "byte_sequence",
+           "BYTE_SEQUENCE_PRESETS"]
+
+#: The columns of general_file_info.
+GENERAL_FILE_INFO_NAMES = ("size", "entropy", "start_byte_0", "start_byte_1",
+                           "start_byte_2", "start_byte_3")
 
 #: Named byte_sequence conventions: EMBER's MalConv (bytes 0..255, pad 256,
 #: 2**20 bytes) and MalConv2 (bytes + 1, pad 0, 4,000,000 bytes).
@@ -46,6 +51,16 @@ def string_features(contents, *, name=None):
     without strings (empty included) gives zeros, as in EMBER."""
     return ops.Rustfx_StringFeatures(input=strings(contents, "contents"),
                                      name=name)
+
+
+@no_autograph
+def general_file_info(contents, *, name=None):
+    """EMBER2024 (thrember) general file information without is_pe: float32
+    contents.shape + [6] = size, entropy (pefile's entropy_H, bit for bit),
+    and the first four bytes (0 past the end). thrember's general group is
+    these with is_pe third. An empty input gives zeros (thrember raises)."""
+    return ops.Rustfx_GeneralFileInfo(input=strings(contents, "contents"),
+                                      name=name)
 
 
 @no_autograph

@@ -7,6 +7,7 @@
 //! rustfx-features byte_histogram FILE...
 //! rustfx-features byte_entropy_histogram WINDOW STEP FILE...
 //! rustfx-features string_features FILE...
+//! rustfx-features general_file_info FILE...
 //! rustfx-features byte_sequence MAX_LEN SHIFT PAD_VALUE head|head_tail FILE...
 //! rustfx-features hashed_ngrams TOKENIZER HASH NUM_BUCKETS WIDTH[,WIDTH...] LOWERCASE FILE...
 //! ```
@@ -15,6 +16,7 @@ use rustfx::batch::map_documents;
 use rustfx::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
 use rustfx::byte_sequence::{ByteSequence, Sampling};
 use rustfx::extractor::RowExtractor;
+use rustfx::file_info::GeneralFileInfo;
 use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, Tokenizer};
 use rustfx::read::{read_file, MAX_READ_BYTES};
 use std::io::{BufWriter, Write};
@@ -87,6 +89,11 @@ const COMMANDS: &[Command] = &[
         name: "string_features",
         params: &[],
         build: |_| Ok(rows(StringFeatures)),
+    },
+    Command {
+        name: "general_file_info",
+        params: &[],
+        build: |_| Ok(rows(GeneralFileInfo)),
     },
     Command {
         name: "byte_sequence",

@@ -249,6 +249,7 @@ def extractor_specs(widths=WIDTHS):
     specs["byte_histogram"] = ("byte_histogram", {})
     specs["byte_entropy_histogram"] = ("byte_entropy_histogram", {})
     specs["string_features"] = ("string_features", {})
+    specs["general_file_info"] = ("general_file_info", {})
     specs["byte_sequence"] = ("byte_sequence", dict(
         max_len=SEQUENCE_LEN, preset="malconv2", sampling="head_tail"))
     return specs

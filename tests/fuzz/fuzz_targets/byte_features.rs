@@ -29,6 +29,8 @@ use rustfx::byte_features::{
     byte_histogram, string_features, EmptyInput, EntropyHistogram, BYTE_ENTROPY_HISTOGRAM_DIM,
     BYTE_HISTOGRAM_DIM, EMBER_STEP, EMBER_WINDOW, MAX_WINDOW, STRING_FEATURES_DIM,
 };
+use rustfx::extractor::RowExtractor;
+use rustfx::file_info::GeneralFileInfo;
 use rustfx::ErrorKind;
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
@@ -271,4 +273,22 @@ fuzz_target!(|input: Input| {
     check_entropy_histogram(&EntropyHistogram::default(), data, empty);
 
     check_strings(data);
+    check_general_file_info(data);
 });
+
+/// general_file_info: the size and start bytes as given, an entropy in
+/// [0, 8] bits (the order of summation is checked by the unit tests and the
+/// thrember golden vectors), never a panic.
+fn check_general_file_info(data: &[u8]) {
+    let row = GeneralFileInfo.row(data);
+    assert_eq!(row.len(), 6);
+    assert_eq!(row[0], data.len() as f32);
+    let entropy = row[1];
+    assert!((0.0..=8.0 + 1e-5).contains(&entropy), "entropy {entropy}");
+    if data.iter().all(|&b| Some(&b) == data.first()) {
+        assert_eq!(entropy, 0.0);
+    }
+    for k in 0..4 {
+        assert_eq!(row[2 + k], data.get(k).map_or(0.0, |&b| f32::from(b)));
+    }
+}
