@@ -36,7 +36,7 @@ import tensorflow as tf
 from rustfx import binary, io, text
 
 __all__ = ["HashedNgrams", "ByteHistogram", "ByteEntropyHistogram",
-           "StringFeatures", "ByteSequence", "ReadFiles"]
+           "StringFeatures", "GeneralFileInfo", "ByteSequence", "ReadFiles"]
 
 _register = keras.saving.register_keras_serializable(package="rustfx")
 
@@ -176,6 +176,20 @@ class StringFeatures(_Extractor):
 
     def _output_spec(self):
         return (104,), "float32", "dense"
+
+
+@_register
+class GeneralFileInfo(_Extractor):
+    """`rustfx.general_file_info`: float32 S + (6,), EMBER2024's general
+    group without is_pe."""
+
+    _function = staticmethod(binary.general_file_info)
+
+    def __init__(self, **kwargs):
+        super().__init__({}, **kwargs)
+
+    def _output_spec(self):
+        return (6,), "float32", "dense"
 
 
 @_register
