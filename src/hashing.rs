@@ -69,6 +69,7 @@ fn len64(s: &[u8]) -> u64 {
     s.len() as u64
 }
 
+#[inline(always)]
 fn hash_len_0_to_16(s: &[u8]) -> u64 {
     let len = s.len();
     if len >= 8 {
@@ -275,6 +276,7 @@ fn hash_len_65_plus(s: &[u8], last: &[u8; 64]) -> u64 {
 /// let bucket = fingerprint64(b"hello") % 1000;
 /// assert!(bucket < 1000);
 /// ```
+#[inline]
 pub fn fingerprint64(bytes: &[u8]) -> u64 {
     let len = bytes.len();
     if len <= 16 {
