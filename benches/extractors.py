@@ -28,6 +28,7 @@ EXTRACTORS = [
     ("byte_histogram", False, "byte_histogram", {}),
     ("byte_entropy_histogram", False, "byte_entropy_histogram", {}),
     ("string_features", False, "string_features", {}),
+    ("general_file_info", False, "general_file_info", {}),
     ("byte_sequence (malconv2, 1 MiB)", False, "byte_sequence",
      dict(max_len=1 << 20, preset="malconv2")),
     ("whitespace 1-2 ids (ragged)", True, "hashed_ngrams",
