@@ -69,11 +69,13 @@ def hashed_ngrams(contents, *, num_buckets, ngram_widths=(1,),
         indices, values, dense_shape = ops.Rustfx_HashedNgramSparseCounts(
             input=contents, **attrs, **counts_attrs)
         flat = tf.SparseTensor(indices, values, dense_shape)
-        if contents.shape.rank == 1:
-            return flat
-        shape = tf.concat([tf.shape(contents, out_type=tf.int64),
-                           [tf.cast(num_buckets, tf.int64)]], axis=0)
-        return tf.sparse.reshape(flat, shape)
+        if contents.shape.rank != 1:
+            shape = tf.concat([tf.shape(contents, out_type=tf.int64),
+                               [tf.cast(num_buckets, tf.int64)]], axis=0)
+            flat = tf.sparse.reshape(flat, shape)
+        # The static shape too, so Keras layers (Dense) can follow directly.
+        flat.set_shape(contents.shape.concatenate([num_buckets]))
+        return flat
 
 
 def _ragged(values, splits, contents):
