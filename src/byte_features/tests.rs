@@ -149,20 +149,34 @@ fn lengths_around_window_and_step_boundaries() {
         (50, 120),
         (37, 1),
     ] {
-        let mut lengths = vec![0, 1, w - 1, w, w + 1];
-        for k in 1..4 {
-            lengths.extend([w + k * s - 1, w + k * s, w + k * s + 1]);
-        }
-        for (i, &len) in lengths.iter().enumerate() {
-            let data = mixed_bytes(i as u64 + 7, len + 3);
-            for offset in 0..3 {
-                let d = &data[offset..offset + len];
-                assert_eq!(
-                    bits(&entropy_histogram(d, w, s, EmptyInput::Nan)),
-                    bits(&oracle_entropy_histogram(d, w, s, EmptyInput::Nan)),
-                    "len {len} window {w} step {s}"
-                );
-            }
+        check_around_boundaries(w, s, &[0, 1, w - 1, w, w + 1], 1..4, 7, 3);
+    }
+}
+
+/// The entropy histogram against the oracle for inputs of the `lengths`
+/// given and of `w + k·s - 1`, `w + k·s`, `w + k·s + 1` for each `k`, at
+/// `offsets` alignments.
+fn check_around_boundaries(
+    w: usize,
+    s: usize,
+    lengths: &[usize],
+    steps: std::ops::Range<usize>,
+    seed: u64,
+    offsets: usize,
+) {
+    let mut lengths = lengths.to_vec();
+    for k in steps {
+        lengths.extend([w + k * s - 1, w + k * s, w + k * s + 1]);
+    }
+    for (i, &len) in lengths.iter().enumerate() {
+        let data = mixed_bytes(i as u64 + seed, len + offsets);
+        for offset in 0..offsets {
+            let d = &data[offset..offset + len];
+            assert_eq!(
+                bits(&entropy_histogram(d, w, s, EmptyInput::Nan)),
+                bits(&oracle_entropy_histogram(d, w, s, EmptyInput::Nan)),
+                "len {len} window {w} step {s}"
+            );
         }
     }
 }
@@ -440,21 +454,7 @@ fn every_overlap_strategy_around_window_and_step_multiples() {
         (64, 64),
         (50, 120),
     ] {
-        let mut lengths = vec![0, 1, s, w - 1, w, w + 1];
-        for k in 1..5 {
-            lengths.extend([w + k * s - 1, w + k * s, w + k * s + 1]);
-        }
-        for (i, &len) in lengths.iter().enumerate() {
-            let data = mixed_bytes(i as u64 + 3, len + 2);
-            for offset in 0..2 {
-                let d = &data[offset..offset + len];
-                assert_eq!(
-                    bits(&entropy_histogram(d, w, s, EmptyInput::Nan)),
-                    bits(&oracle_entropy_histogram(d, w, s, EmptyInput::Nan)),
-                    "len {len} window {w} step {s}"
-                );
-            }
-        }
+        check_around_boundaries(w, s, &[0, 1, s, w - 1, w, w + 1], 1..5, 3, 2);
     }
 }
 
