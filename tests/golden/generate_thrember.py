@@ -2,8 +2,11 @@
 rustfx computes without a PE parser: `general` (of which rustfx's
 general_file_info is every value but is_pe), `histogram` and `byteentropy`.
 
-Run with a Python that can import thrember (pefile, signify, scikit-learn,
-numpy; see ../shared/oracles/thrember/README.md), from the repository root:
+thrember is `src/thrember/features.py` of FutureComputing4AI/EMBER2024
+(commit 0ef753e81d98, Apache-2.0; this project's machines keep a copy in
+../shared/oracles/thrember). Run with a Python that can import it
+(pefile==2024.8.26, signify==0.7.1, scikit-learn, numpy), from the
+repository root, giving the directory that holds features.py:
 
     python tests/golden/generate_thrember.py ../shared/oracles/thrember > tests/golden/thrember_general.tsv
 
