@@ -11,6 +11,7 @@ use rustfx::byte_features::{
     ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures, EMBER_STEP, EMBER_WINDOW,
 };
 use rustfx::byte_sequence::ByteSequence;
+use rustfx::ember2024_strings::Ember2024Strings;
 use rustfx::extractor::RowExtractor;
 use rustfx::file_info::GeneralFileInfo;
 use rustfx::ngrams::{
@@ -104,6 +105,11 @@ fn main() {
     );
     bench_rows("string_features (all)", &docs, &StringFeatures);
     bench_rows("general_file_info (all)", &docs, &GeneralFileInfo);
+    bench_rows(
+        "ember2024_string_features (all)",
+        &docs,
+        &Ember2024Strings::new().expect("patterns compile"),
+    );
     bench_rows(
         "byte_sequence malconv2 64 KiB (all)",
         &docs,

@@ -29,6 +29,7 @@ EXTRACTORS = [
     ("byte_entropy_histogram", False, "byte_entropy_histogram", {}),
     ("string_features", False, "string_features", {}),
     ("general_file_info", False, "general_file_info", {}),
+    ("ember2024_string_features", False, "ember2024_string_features", {}),
     ("byte_sequence (malconv2, 1 MiB)", False, "byte_sequence",
      dict(max_len=1 << 20, preset="malconv2")),
     ("whitespace 1-2 ids (ragged)", True, "hashed_ngrams",

@@ -14,6 +14,7 @@
 
 use crate::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
 use crate::byte_sequence::{ByteSequence, Sampling};
+use crate::ember2024_strings::Ember2024Strings;
 use crate::extractor::RowExtractor;
 use crate::file_info::GeneralFileInfo;
 use crate::ngrams::{
@@ -144,6 +145,7 @@ mod ffi {
         ) -> Result<Box<FloatRows>>;
         fn new_string_features() -> Result<Box<FloatRows>>;
         fn new_general_file_info() -> Result<Box<FloatRows>>;
+        fn new_ember2024_string_features() -> Result<Box<FloatRows>>;
         fn new_byte_sequence(
             max_len: i64,
             shift: i64,
@@ -338,6 +340,12 @@ fn new_string_features() -> BridgeResult<Box<FloatRows>> {
 fn new_general_file_info() -> BridgeResult<Box<FloatRows>> {
     guard("new_general_file_info", || {
         Ok(FloatRows::boxed(GeneralFileInfo))
+    })
+}
+
+fn new_ember2024_string_features() -> BridgeResult<Box<FloatRows>> {
+    guard("new_ember2024_string_features", || {
+        Ok(FloatRows::boxed(Ember2024Strings::new()?))
     })
 }
 

@@ -12,6 +12,7 @@
 pub mod batch;
 pub mod byte_features;
 pub mod byte_sequence;
+pub mod ember2024_strings;
 pub mod error;
 pub mod extractor;
 pub mod file_info;

@@ -6,7 +6,8 @@ import tensorflow as tf
 from rustfx._common import invalid, no_autograph, ops, strings
 
 __all__ = ["byte_histogram", "byte_entropy_histogram", "string_features",
-           "general_file_info", "GENERAL_FILE_INFO_NAMES", "byte_sequence",
+           "general_file_info", "GENERAL_FILE_INFO_NAMES",
+           "ember2024_string_features", "byte_sequence",
            "BYTE_SEQUENCE_PRESETS"]
 
 #: The columns of general_file_info.
@@ -61,6 +62,16 @@ def general_file_info(contents, *, name=None):
     these with is_pe third. An empty input gives zeros (thrember raises)."""
     return ops.Rustfx_GeneralFileInfo(input=strings(contents, "contents"),
                                       name=name)
+
+
+@no_autograph
+def ember2024_string_features(contents, *, name=None):
+    """EMBER2024 (thrember) `strings` group: float32 contents.shape + [177]
+    = numstrings, avlength, printables, 96-bin printable distribution,
+    entropy, then how many strings match each of thrember's 77 patterns
+    (sorted by name). An input without strings gives zeros."""
+    return ops.Rustfx_Ember2024StringFeatures(
+        input=strings(contents, "contents"), name=name)
 
 
 @no_autograph

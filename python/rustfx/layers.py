@@ -36,7 +36,8 @@ import tensorflow as tf
 from rustfx import binary, io, text
 
 __all__ = ["HashedNgrams", "ByteHistogram", "ByteEntropyHistogram",
-           "StringFeatures", "GeneralFileInfo", "ByteSequence", "ReadFiles"]
+           "StringFeatures", "GeneralFileInfo", "Ember2024StringFeatures",
+           "ByteSequence", "ReadFiles"]
 
 _register = keras.saving.register_keras_serializable(package="rustfx")
 
@@ -190,6 +191,20 @@ class GeneralFileInfo(_Extractor):
 
     def _output_spec(self):
         return (6,), "float32", "dense"
+
+
+@_register
+class Ember2024StringFeatures(_Extractor):
+    """`rustfx.ember2024_string_features`: float32 S + (177,), EMBER2024's
+    strings group."""
+
+    _function = staticmethod(binary.ember2024_string_features)
+
+    def __init__(self, **kwargs):
+        super().__init__({}, **kwargs)
+
+    def _output_spec(self):
+        return (177,), "float32", "dense"
 
 
 @_register

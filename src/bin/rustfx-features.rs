@@ -8,6 +8,7 @@
 //! rustfx-features byte_entropy_histogram WINDOW STEP FILE...
 //! rustfx-features string_features FILE...
 //! rustfx-features general_file_info FILE...
+//! rustfx-features ember2024_string_features FILE...
 //! rustfx-features byte_sequence MAX_LEN SHIFT PAD_VALUE head|head_tail FILE...
 //! rustfx-features hashed_ngrams TOKENIZER HASH NUM_BUCKETS WIDTH[,WIDTH...] LOWERCASE FILE...
 //! ```
@@ -15,6 +16,7 @@
 use rustfx::batch::map_documents;
 use rustfx::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
 use rustfx::byte_sequence::{ByteSequence, Sampling};
+use rustfx::ember2024_strings::Ember2024Strings;
 use rustfx::extractor::RowExtractor;
 use rustfx::file_info::GeneralFileInfo;
 use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, Tokenizer};
@@ -94,6 +96,11 @@ const COMMANDS: &[Command] = &[
         name: "general_file_info",
         params: &[],
         build: |_| Ok(rows(GeneralFileInfo)),
+    },
+    Command {
+        name: "ember2024_string_features",
+        params: &[],
+        build: |_| Ok(rows(Ember2024Strings::new()?)),
     },
     Command {
         name: "byte_sequence",

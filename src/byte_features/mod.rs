@@ -100,6 +100,8 @@ mod tests;
 pub use entropy_histogram::{ByteEntropyHistogram, EntropyHistogram};
 pub use histogram::{byte_histogram, ByteHistogram};
 pub use strings::{string_features, StringFeatures};
+// numpy's float64 sum, for EMBER2024's string entropy (numpy 2 dtypes).
+pub(crate) use numpy::numpy_sum_f64;
 
 /// Length of the [`byte_histogram`] output.
 pub const BYTE_HISTOGRAM_DIM: usize = 256;

@@ -41,7 +41,7 @@ pub(super) fn numpy_sum_f32(a: &[f32]) -> f32 {
 }
 
 /// `np.sum` of a float64 array.
-pub(super) fn numpy_sum_f64(a: &[f64]) -> f64 {
+pub(crate) fn numpy_sum_f64(a: &[f64]) -> f64 {
     0.0 + numpy_pairwise_sum(a, -0.0f64)
 }
 

@@ -250,6 +250,7 @@ def extractor_specs(widths=WIDTHS):
     specs["byte_entropy_histogram"] = ("byte_entropy_histogram", {})
     specs["string_features"] = ("string_features", {})
     specs["general_file_info"] = ("general_file_info", {})
+    specs["ember2024_string_features"] = ("ember2024_string_features", {})
     specs["byte_sequence"] = ("byte_sequence", dict(
         max_len=SEQUENCE_LEN, preset="malconv2", sampling="head_tail"))
     return specs

@@ -39,6 +39,7 @@ CASES = [
     (layers.ByteEntropyHistogram, dict(window=64, step=16)),
     (layers.StringFeatures, dict()),
     (layers.GeneralFileInfo, dict()),
+    (layers.Ember2024StringFeatures, dict()),
     (layers.ByteSequence, dict(max_len=48)),
     (layers.ByteSequence, dict(max_len=64, preset="malconv2",
                                sampling="head_tail")),
@@ -48,6 +49,7 @@ FUNCTIONS = {layers.HashedNgrams: rustfx.hashed_ngrams,
              layers.ByteEntropyHistogram: rustfx.byte_entropy_histogram,
              layers.StringFeatures: rustfx.string_features,
              layers.GeneralFileInfo: rustfx.general_file_info,
+             layers.Ember2024StringFeatures: rustfx.ember2024_string_features,
              layers.ByteSequence: rustfx.byte_sequence,
              layers.ReadFiles: rustfx.read_files}
 IDS = [f"{cls.__name__}-{i}" for i, (cls, _) in enumerate(CASES)]

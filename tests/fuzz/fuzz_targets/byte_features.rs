@@ -29,6 +29,7 @@ use rustfx::byte_features::{
     byte_histogram, string_features, EmptyInput, EntropyHistogram, BYTE_ENTROPY_HISTOGRAM_DIM,
     BYTE_HISTOGRAM_DIM, EMBER_STEP, EMBER_WINDOW, MAX_WINDOW, STRING_FEATURES_DIM,
 };
+use rustfx::ember2024_strings::Ember2024Strings;
 use rustfx::extractor::RowExtractor;
 use rustfx::file_info::GeneralFileInfo;
 use rustfx::ErrorKind;
@@ -274,7 +275,24 @@ fuzz_target!(|input: Input| {
 
     check_strings(data);
     check_general_file_info(data);
+    check_ember2024_strings(data);
 });
+
+/// ember2024_string_features: the statistics agree with the EMBER 2018
+/// string features on the same strings (same run definition), every
+/// pattern count is at most the number of strings, never a panic.
+fn check_ember2024_strings(data: &[u8]) {
+    static EXTRACTOR: std::sync::OnceLock<Ember2024Strings> = std::sync::OnceLock::new();
+    let row = EXTRACTOR
+        .get_or_init(|| Ember2024Strings::new().expect("patterns compile"))
+        .row(data);
+    let mut ember = [0f32; 104];
+    string_features(data, EmptyInput::Zeros, &mut ember);
+    assert_eq!(row[0], ember[0], "numstrings");
+    assert_eq!(row[2], ember[2], "printables");
+    assert_eq!(&row[3..99], &ember[3..99], "printable distribution");
+    assert!(row[100..].iter().all(|&c| c <= row[0]), "a pattern counted twice");
+}
 
 /// general_file_info: the size and start bytes as given, an entropy in
 /// [0, 8] bits (the order of summation is checked by the unit tests and the
