@@ -23,7 +23,7 @@
 //!
 //! All as float32. An input without strings gives zeros.
 
-use crate::byte_features::numpy_sum_f64;
+use crate::byte_features::{numpy_sum_f64, put_string_statistics};
 use crate::extractor::{fixed_row, RowExtractor};
 use crate::{Error, ErrorKind, Result};
 use regex::RegexSet;
@@ -188,16 +188,6 @@ impl RowExtractor for Ember2024Strings {
                 }
             }
         }
-        let avlength = if numstrings > 0 {
-            printables as f64 / numstrings as f64
-        } else {
-            0.0
-        };
-        let divisor = if printables > 0 {
-            printables as f64
-        } else {
-            1.0
-        };
         let entropy = numpy2_entropy(&dist, printables);
         let mut slots = row.iter_mut();
         let mut put = |value: f64| {
@@ -205,13 +195,7 @@ impl RowExtractor for Ember2024Strings {
                 *slot = value as f32;
             }
         };
-        put(numstrings as f64);
-        put(avlength);
-        put(printables as f64);
-        for &count in &dist {
-            put(count as f64 / divisor);
-        }
-        put(entropy);
+        put_string_statistics(numstrings, printables, &dist, entropy, &mut put);
         for &count in &matches {
             put(count as f64);
         }

@@ -100,8 +100,11 @@ mod tests;
 pub use entropy_histogram::{ByteEntropyHistogram, EntropyHistogram};
 pub use histogram::{byte_histogram, ByteHistogram};
 pub use strings::{string_features, StringFeatures};
-// numpy's float64 sum, for EMBER2024's string entropy (numpy 2 dtypes).
+// Shared with EMBER2024's string group (`ember2024_strings`): numpy's
+// float64 sum, for its entropy, and the string statistics both groups start
+// with.
 pub(crate) use numpy::numpy_sum_f64;
+pub(crate) use strings::put_string_statistics;
 
 /// Length of the [`byte_histogram`] output.
 pub const BYTE_HISTOGRAM_DIM: usize = 256;

@@ -208,11 +208,6 @@ pub fn string_features(data: &[u8], empty: EmptyInput, out: &mut [f32; STRING_FE
     let (numstrings, printables) = (scan.numstrings, scan.printables);
     let dist = scan.printable_counts();
 
-    let avlength = if numstrings > 0 {
-        printables as f64 / numstrings as f64
-    } else {
-        0.0
-    };
     let entropy = if printables > 0 {
         numpy1_entropy(&dist, printables)
     } else {
@@ -222,11 +217,6 @@ pub fn string_features(data: &[u8], empty: EmptyInput, out: &mut [f32; STRING_FE
     let registry = memmem::find_iter(data, b"HKEY_").count() as u64;
     let mz = memmem::find_iter(data, b"MZ").count() as u64;
 
-    let divisor = if printables > 0 {
-        printables as f64
-    } else {
-        1.0
-    };
     // The row in EMBER's order, written front to back.
     let mut row = out.iter_mut();
     let mut put = |value: f64| {
@@ -234,17 +224,42 @@ pub fn string_features(data: &[u8], empty: EmptyInput, out: &mut [f32; STRING_FE
             *slot = value as f32;
         }
     };
-    put(numstrings as f64);
-    put(avlength);
-    put(printables as f64);
-    for &count in &dist {
-        put(count as f64 / divisor);
-    }
-    put(entropy);
+    put_string_statistics(numstrings, printables, &dist, entropy, &mut put);
     put(paths as f64);
     put(urls as f64);
     put(registry as f64);
     put(mz as f64);
+}
+
+/// The head EMBER's and EMBER2024's string groups share, in their order:
+/// `numstrings`, `avlength` (the mean length, correctly rounded float64),
+/// `printables`, the 96 printable counts divided (float64) by `printables`
+/// (by 1 when there are none), then `entropy`; each value as float64 for
+/// `put` to round.
+pub(crate) fn put_string_statistics(
+    numstrings: u64,
+    printables: u64,
+    dist: &[u64; 96],
+    entropy: f64,
+    put: &mut impl FnMut(f64),
+) {
+    let avlength = if numstrings > 0 {
+        printables as f64 / numstrings as f64
+    } else {
+        0.0
+    };
+    let divisor = if printables > 0 {
+        printables as f64
+    } else {
+        1.0
+    };
+    put(numstrings as f64);
+    put(avlength);
+    put(printables as f64);
+    for &count in dist {
+        put(count as f64 / divisor);
+    }
+    put(entropy);
 }
 
 /// The `string_features` extractor (no parameters: an input without strings
