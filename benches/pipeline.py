@@ -30,7 +30,6 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -38,6 +37,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import rustfx  # noqa: E402
+from bench_ops import best_seconds  # noqa: E402  (benches/, the script's own dir)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Must match benches/pipeline.rs.
@@ -133,17 +133,6 @@ def digest_of(ds):
     for rows in ds:
         h.update(rows.numpy().astype("<i8").tobytes())
     return h.hexdigest()
-
-
-def best_seconds(ds, repeat):
-    """Best-of-`repeat` seconds of one pass over `ds`."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in ds:
-            pass
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def pure_rust(paths, repeat):

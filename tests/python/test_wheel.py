@@ -38,8 +38,21 @@ SPECS = {
                                             sampling="head_tail")),
 }
 
+# Any extractor output as one numpy array; run here and, as source, in the
+# fresh venv.
+DENSE = textwrap.dedent("""
+    def dense(x):
+        import tensorflow as tf
+        if isinstance(x, tf.SparseTensor):
+            return tf.sparse.to_dense(x).numpy()
+        if isinstance(x, tf.RaggedTensor):
+            return x.to_tensor(-7).numpy()
+        return x.numpy()
+""")
+exec(DENSE)
+
 # Runs in the fresh venv, from a directory outside the checkout.
-USER_SCRIPT = textwrap.dedent("""
+USER_SCRIPT = DENSE + textwrap.dedent("""
     import json, os, sys
     import numpy as np
     import tensorflow as tf
@@ -50,13 +63,6 @@ USER_SCRIPT = textwrap.dedent("""
     specs = json.loads(sys.argv[1])
     docs = [bytes.fromhex(d) for d in json.loads(sys.argv[2])]
     expected = np.load(sys.argv[3])
-
-    def dense(x):
-        if isinstance(x, tf.SparseTensor):
-            return tf.sparse.to_dense(x).numpy()
-        if isinstance(x, tf.RaggedTensor):
-            return x.to_tensor(-7).numpy()
-        return x.numpy()
 
     for name, (fn, kwargs) in specs.items():
         f = getattr(rustfx, fn)
@@ -82,17 +88,10 @@ class FX(tf.Module):
         return tf.concat([rustfx.byte_histogram(x), rustfx.string_features(x)], axis=1)
 
 
-def dense(x):
-    if isinstance(x, tf.SparseTensor):
-        return tf.sparse.to_dense(x).numpy()
-    if isinstance(x, tf.RaggedTensor):
-        return x.to_tensor(-7).numpy()
-    return x.numpy()
-
-
-def run(cmd, **kwargs):
+def run(cmd, env=(), **kwargs):
     out = subprocess.run(cmd, capture_output=True, text=True,
-                         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, **kwargs)
+                         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **dict(env)},
+                         **kwargs)
     assert out.returncode == 0, f"{cmd}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
     return out.stdout
 
@@ -101,13 +100,9 @@ def test_wheel_installs_into_a_fresh_venv_and_matches_the_dev_build(tmp_path):
     # Build against the TF of this environment (no isolation: no second TF
     # download); a persistent target dir keeps rebuilds incremental.
     dist = tmp_path / "dist"
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
-           "CARGO_TARGET_DIR": os.path.join(ROOT, "target", "wheel")}
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation",
-                            "--no-deps", "-q", ROOT, "-w", str(dist)],
-                           cwd=tmp_path, env=env, capture_output=True, text=True,
-                           timeout=1200)
-    assert build.returncode == 0, build.stderr[-4000:]
+    run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-q",
+         ROOT, "-w", str(dist)], cwd=tmp_path, timeout=1200,
+        env={"CARGO_TARGET_DIR": os.path.join(ROOT, "target", "wheel")})
     wheels = list(dist.glob("rustfx-*.whl"))
     assert len(wheels) == 1, wheels
     with zipfile.ZipFile(wheels[0]) as whl:
