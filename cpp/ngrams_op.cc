@@ -242,11 +242,11 @@ class HashedNgramSparseCountsKernel : public OpKernel {
     auto docs = ctx->input(0).flat<tstring>();
     const int64_t n = docs.size();
     const NgramSparse& op = **op_;
-    std::vector<rust::Vec<int64_t>> row_indices(n);
+    std::vector<rust::Vec<uint64_t>> row_indices(n);
     std::vector<rust::Vec<float>> row_values(n);
     OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, docs, 25, [&](int64_t i) {
-                     op.append_counts(AsBytes(docs(i)), row_indices[i],
-                                      row_values[i]);
+                     op.write_counts(AsBytes(docs(i)), row_indices[i],
+                                     row_values[i]);
                    }));
 
     std::vector<int64_t> starts(n + 1, 0);
@@ -264,7 +264,8 @@ class HashedNgramSparseCountsKernel : public OpKernel {
     ForEachElement(ctx, n, 1000, [&](int64_t i) {
       for (int64_t k = starts[i], j = 0; k < starts[i + 1]; ++k, ++j) {
         idx(k, 0) = i;
-        idx(k, 1) = row_indices[i][j];
+        // Below num_buckets <= int64 max (NgramHasher::new).
+        idx(k, 1) = static_cast<int64_t>(row_indices[i][j]);
         val(k) = row_values[i][j];
       }
     });

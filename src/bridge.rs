@@ -168,10 +168,11 @@ mod ffi {
         type NgramSparse;
         fn new_ngram_sparse(params: &NgramParams, counts: &CountParams)
             -> Result<Box<NgramSparse>>;
-        fn append_counts(
+        /// Replaces `indices` and `values` with the sparse row of `doc`.
+        fn write_counts(
             self: &NgramSparse,
             doc: &[u8],
-            indices: &mut Vec<i64>,
+            indices: &mut Vec<u64>,
             values: &mut Vec<f32>,
         ) -> Result<()>;
 
@@ -440,18 +441,20 @@ fn new_ngram_sparse(
 }
 
 impl NgramSparse {
-    fn append_counts(
+    fn write_counts(
         &self,
         doc: &[u8],
-        indices: &mut Vec<i64>,
+        indices: &mut Vec<u64>,
         values: &mut Vec<f32>,
     ) -> BridgeResult<()> {
         guard("hashed_ngrams (sparse)", || {
-            let mut row = SparseRow::default();
+            // The kernel's own vectors become the row: no copy.
+            let mut row = SparseRow {
+                indices: std::mem::take(indices),
+                values: std::mem::take(values),
+            };
             self.0.counts(doc, &mut row);
-            // Indices are below num_buckets <= i64::MAX (NgramHasher::new).
-            indices.extend(row.indices.iter().map(|&i| i as i64));
-            values.extend_from_slice(&row.values);
+            (*indices, *values) = (row.indices, row.values);
             Ok(())
         })
     }
