@@ -18,6 +18,7 @@
 //! thrember raises `IndexError` on an empty file (it reads byte 0); rustfx
 //! returns zeros for it.
 
+use crate::byte_features::byte_counts;
 use crate::extractor::{fixed_row, RowExtractor};
 use crate::Result;
 
@@ -58,21 +59,23 @@ impl RowExtractor for GeneralFileInfo {
 
 /// pefile's `entropy_H` (see the module docs); 0 for an empty input.
 pub fn pefile_entropy(data: &[u8]) -> f64 {
-    let mut counts = [0u64; 256];
-    // Byte values in the order they first occur, as Python's Counter keeps.
-    let mut order = [0u8; 256];
-    let mut distinct = 0;
+    let counts = byte_counts(data);
+    let distinct = counts.iter().filter(|&&c| c != 0).count();
+    // Byte values in the order they first occur, as Python's Counter keeps;
+    // the scan stops once every distinct value has been seen.
+    let mut order = Vec::with_capacity(distinct);
+    let mut seen = [false; 256];
     for &b in data {
-        let c = &mut counts[usize::from(b)];
-        if *c == 0 {
-            order[distinct] = b;
-            distinct += 1;
+        if order.len() == distinct {
+            break;
         }
-        *c += 1;
+        if !std::mem::replace(&mut seen[usize::from(b)], true) {
+            order.push(b);
+        }
     }
     let size = data.len() as f64;
     let ln2 = 2f64.ln();
-    order[..distinct].iter().fold(0.0, |entropy, &b| {
+    order.iter().fold(0.0, |entropy, &b| {
         let p = counts[usize::from(b)] as f64 / size;
         entropy - p * (p.ln() / ln2)
     })

@@ -16,7 +16,7 @@ const LANES: usize = 4;
 /// 8-byte words, this measured fastest on real files on one core and kept
 /// its speed with the other core busy (8 tables, or shifting words, lost up
 /// to a fifth there).
-pub(super) fn byte_counts(data: &[u8]) -> [u64; 256] {
+pub(crate) fn byte_counts(data: &[u8]) -> [u64; 256] {
     const FLUSH_GROUPS: usize = u16::MAX as usize;
     let mut counts = [0u64; 256];
     for piece in data.chunks(FLUSH_GROUPS * LANES) {

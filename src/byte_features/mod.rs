@@ -100,9 +100,10 @@ mod tests;
 pub use entropy_histogram::{ByteEntropyHistogram, EntropyHistogram};
 pub use histogram::{byte_histogram, ByteHistogram};
 pub use strings::{string_features, StringFeatures};
-// Shared with EMBER2024's string group (`ember2024_strings`): numpy's
-// float64 sum, for its entropy, and the string statistics both groups start
-// with.
+// Shared with the EMBER2024 extractors: byte counts (for `file_info`'s
+// entropy), numpy's float64 sum and the string statistics both string groups
+// start with (for `ember2024_strings`).
+pub(crate) use counting::byte_counts;
 pub(crate) use numpy::numpy_sum_f64;
 pub(crate) use strings::put_string_statistics;
 
@@ -140,7 +141,7 @@ pub enum EmptyInput {
     Nan,
 }
 
-crate::named_values!(EmptyInput, "empty", {
+crate::names::named_values!(EmptyInput, "empty", {
     Zeros => "zeros",
     Nan => "nan",
 });
