@@ -39,7 +39,7 @@ pub enum Sampling {
     HeadTail,
 }
 
-crate::named_values!(Sampling, "sampling", {
+crate::names::named_values!(Sampling, "sampling", {
     Head => "head",
     HeadTail => "head_tail",
 });

@@ -1,14 +1,13 @@
 //! Names of closed sets of values (tokenizers, hashes, norms, ...), each
 //! parsed in exactly one place.
 //!
-//! [`named_values!`](crate::named_values) writes `from_name`, `name` and
+//! `named_values!` writes `from_name`, `name` and
 //! `NAMES` from one table, so the Rust API, `rustfx-features`, the bridge and
 //! the TensorFlow ops accept the same names with the same message. `name` is
 //! an exhaustive match: a variant added without a name does not compile.
 
 /// Implements `NAMES`, `from_name` and `name` for a fieldless enum from a
 /// `Variant => "name"` table. `$what` is the parameter's name in messages.
-#[macro_export]
 macro_rules! named_values {
     ($ty:ident, $what:literal, { $($variant:ident => $name:literal),+ $(,)? }) => {
         impl $ty {
@@ -37,6 +36,7 @@ macro_rules! named_values {
         }
     };
 }
+pub(crate) use named_values;
 
 #[cfg(test)]
 mod tests {

@@ -36,7 +36,7 @@ pub enum OnError {
     Empty,
 }
 
-crate::named_values!(OnError, "on_error", {
+crate::names::named_values!(OnError, "on_error", {
     Raise => "raise",
     Empty => "empty",
 });

@@ -94,7 +94,7 @@ pub enum Tokenizer {
     SklearnCharWb,
 }
 
-crate::named_values!(Tokenizer, "tokenizer", {
+crate::names::named_values!(Tokenizer, "tokenizer", {
     Whitespace => "whitespace",
     Word => "word",
     Char => "char",
@@ -126,7 +126,7 @@ pub enum HashFamily {
     Murmur3,
 }
 
-crate::named_values!(HashFamily, "hash", {
+crate::names::named_values!(HashFamily, "hash", {
     Fingerprint64 => "fingerprint64",
     Murmur3 => "murmur3",
 });
@@ -168,7 +168,7 @@ pub enum Norm {
     L2,
 }
 
-crate::named_values!(Norm, "norm", {
+crate::names::named_values!(Norm, "norm", {
     None => "none",
     L1 => "l1",
     L2 => "l2",
