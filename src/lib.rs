@@ -12,6 +12,7 @@
 pub mod batch;
 pub mod byte_features;
 pub mod byte_sequence;
+pub mod ember2024;
 pub mod ember2024_strings;
 pub mod error;
 pub mod extractor;
@@ -19,6 +20,7 @@ pub mod file_info;
 pub mod hashing;
 pub mod names;
 pub mod ngrams;
+pub mod pe;
 pub mod read;
 pub mod unicode_classes;
 

@@ -16,6 +16,7 @@
 use rustfx::batch::map_documents;
 use rustfx::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
 use rustfx::byte_sequence::{ByteSequence, Sampling};
+use rustfx::ember2024::{parse_groups, EmberFeatures};
 use rustfx::ember2024_strings::Ember2024Strings;
 use rustfx::extractor::RowExtractor;
 use rustfx::file_info::GeneralFileInfo;
@@ -101,6 +102,19 @@ const COMMANDS: &[Command] = &[
         name: "ember2024_string_features",
         params: &[],
         build: |_| Ok(rows(Ember2024Strings::new()?)),
+    },
+    Command {
+        name: "ember_features",
+        params: &["FEATURE_VERSION", "GROUPS"],
+        build: |p| {
+            // GROUPS: comma-separated group names, or "all".
+            let groups = if p[1] == "all" {
+                Vec::new()
+            } else {
+                parse_groups(&p[1])?
+            };
+            Ok(rows(EmberFeatures::new(number(&p[0])?, &groups)?))
+        },
     },
     Command {
         name: "byte_sequence",

@@ -1,0 +1,939 @@
+//! A PE reader that sees a file the way pefile 2024.8.26 sees it.
+//!
+//! EMBER2024 ("thrember", feature version 3) defines its PE groups through
+//! pefile: which files are PE at all, which sections exist, which imports
+//! and exports are found and which warnings are raised all follow pefile's
+//! lenient rules (a short optional header is zero-padded, section and
+//! directory sizes are clamped, bad tables are skipped with a warning, and
+//! many limits stop loops early). A strict parser (goblin, object, pelite)
+//! rejects or reads differently exactly the malformed files these rules
+//! exist for, so this module ports pefile's rules directly; see
+//! BUILD_NOTES.md, "EMBER2024: why a PE reader of our own".
+//!
+//! Everything is bounded by the input: every read is a checked slice of
+//! `data`, every loop has pefile's own limit (sections 0x800, import symbols
+//! 0x2000, export symbols 0x2000), and nothing allocates more than a small
+//! multiple of those limits.
+//!
+//! What is *not* ported: the resource, debug, TLS, load-config, delay-import,
+//! bound-import and exception directories, which thrember reads only through
+//! pefile's warnings (and `has_dynamic_relocs`, from load config). Their
+//! warnings are therefore missing here; README, "EMBER2024", measures how
+//! many files and values that affects.
+
+use std::cell::Cell;
+
+pub mod exports;
+pub mod imports;
+pub mod ordinals;
+pub mod rich;
+
+pub use exports::Export;
+pub use imports::{Import, ImportedDll};
+
+/// pefile's `MAX_SECTIONS`.
+const MAX_SECTIONS: usize = 0x800;
+const IMAGE_DOS_SIGNATURE: u16 = 0x5A4D;
+const IMAGE_DOSZM_SIGNATURE: u16 = 0x4D5A;
+const IMAGE_NT_SIGNATURE: u32 = 0x4550;
+/// Optional header magics.
+pub const PE32_MAGIC: u16 = 0x10B;
+/// See [`PE32_MAGIC`].
+pub const PE32_PLUS_MAGIC: u16 = 0x20B;
+const SECTION_HEADER_SIZE: usize = 40;
+const FILE_HEADER_SIZE: usize = 20;
+const OPTIONAL_HEADER32_SIZE: usize = 96;
+const OPTIONAL_HEADER64_SIZE: usize = 112;
+
+/// The 17 DOS header fields thrember reads, in its order.
+pub const DOS_FIELDS: [&str; 17] = [
+    "e_magic",
+    "e_cblp",
+    "e_cp",
+    "e_crlc",
+    "e_cparhdr",
+    "e_minalloc",
+    "e_maxalloc",
+    "e_ss",
+    "e_sp",
+    "e_csum",
+    "e_ip",
+    "e_cs",
+    "e_lfarlc",
+    "e_ovno",
+    "e_oemid",
+    "e_oeminfo",
+    "e_lfanew",
+];
+
+/// The COFF file header.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct FileHeader {
+    pub machine: u16,
+    pub number_of_sections: u16,
+    pub time_date_stamp: u32,
+    pub pointer_to_symbol_table: u32,
+    pub number_of_symbols: u32,
+    pub size_of_optional_header: u16,
+    pub characteristics: u16,
+}
+
+/// The optional header, PE32 and PE32+ fields in one (PE32+ has no
+/// `base_of_data`; it stays 0).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct OptionalHeader {
+    pub magic: u16,
+    pub major_linker_version: u8,
+    pub minor_linker_version: u8,
+    pub size_of_code: u32,
+    pub size_of_initialized_data: u32,
+    pub size_of_uninitialized_data: u32,
+    pub address_of_entry_point: u32,
+    pub base_of_code: u32,
+    pub base_of_data: u32,
+    pub image_base: u64,
+    pub section_alignment: u32,
+    pub file_alignment: u32,
+    pub major_operating_system_version: u16,
+    pub minor_operating_system_version: u16,
+    pub major_image_version: u16,
+    pub minor_image_version: u16,
+    pub major_subsystem_version: u16,
+    pub minor_subsystem_version: u16,
+    pub size_of_image: u32,
+    pub size_of_headers: u32,
+    pub check_sum: u32,
+    pub subsystem: u16,
+    pub dll_characteristics: u16,
+    pub size_of_stack_reserve: u64,
+    pub size_of_stack_commit: u64,
+    pub size_of_heap_reserve: u64,
+    pub size_of_heap_commit: u64,
+    pub loader_flags: u32,
+    pub number_of_rva_and_sizes: u32,
+}
+
+/// One data directory entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DataDirectory {
+    /// Its RVA.
+    pub virtual_address: u32,
+    /// Its size in bytes.
+    pub size: u32,
+}
+
+/// One section header, with the addresses pefile derives from it.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)]
+pub struct Section {
+    pub name: [u8; 8],
+    pub virtual_size: u32,
+    pub virtual_address: u32,
+    pub size_of_raw_data: u32,
+    pub pointer_to_raw_data: u32,
+    pub characteristics: u32,
+    /// pefile's `get_PointerToRawData_adj()`.
+    pointer_adj: u64,
+    /// pefile's `get_VirtualAddress_adj()`.
+    address_adj: u64,
+    /// The virtual address of the next section by address (pefile's
+    /// `next_section_virtual_address`).
+    next_address: Option<u32>,
+}
+
+/// Why pefile would not give a `PE` object for a file (it raised
+/// `PEFormatError`; thrember then treats the file as not PE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotPe(pub &'static str);
+
+/// A failed read inside a directory (pefile's `PEFormatError` raised by
+/// `get_data` or `get_offset_from_rva`), caught by the directory's parser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BadRva(pub String);
+
+/// A parsed PE, as pefile's `PE(data=...)` with `fast_load=False` leaves it
+/// (for the parts thrember reads).
+#[derive(Debug)]
+pub struct Pe<'a> {
+    data: &'a [u8],
+    /// DOS header fields, in [`DOS_FIELDS`] order.
+    pub dos: [u32; 17],
+    /// COFF file header.
+    pub file_header: FileHeader,
+    /// Optional header.
+    pub optional_header: OptionalHeader,
+    /// File offset of the optional header.
+    pub optional_header_offset: usize,
+    /// `Some(magic)` when the magic is PE32 or PE32+ (pefile's `PE_TYPE`).
+    pub pe_type: Option<u16>,
+    /// The data directories pefile read (at most 16).
+    pub data_directories: Vec<DataDirectory>,
+    /// Sections, sorted by virtual address as pefile keeps them.
+    pub sections: Vec<Section>,
+    /// Imported DLLs (pefile's `DIRECTORY_ENTRY_IMPORT`, when it set it).
+    pub imports: Option<Vec<ImportedDll>>,
+    /// Exported symbols (`DIRECTORY_ENTRY_EXPORT.symbols`, when set).
+    pub exports: Option<Vec<Export>>,
+    /// Whether pefile found base relocations (`has_relocs()`).
+    pub has_relocs: bool,
+    /// `RICH_HEADER.values`, when pefile found a Rich header.
+    pub rich_values: Option<Vec<u32>>,
+    warnings: Vec<String>,
+    header_len: usize,
+    file_alignment_warned: bool,
+    section_alignment_warned: bool,
+    /// pefile's `_get_section_by_rva_last_used` cache, which decides which
+    /// of two overlapping sections an address resolves to.
+    last_section: Cell<Option<usize>>,
+    /// pefile's `__total_import_symbols`, shared by every import table.
+    total_import_symbols: usize,
+}
+
+fn u16_at(data: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([data[at], data[at + 1]])
+}
+
+fn u32_at(data: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]])
+}
+
+fn u64_at(data: &[u8], at: usize) -> u64 {
+    u64::from(u32_at(data, at)) | (u64::from(u32_at(data, at + 4)) << 32)
+}
+
+/// `data[start:end]` with Python's slice rules for non-negative bounds
+/// (out of range clamps, an end before the start is empty).
+pub(crate) fn py_slice(data: &[u8], start: i128, end: Option<i128>) -> &[u8] {
+    let len = data.len() as i128;
+    let clamp = |i: i128| -> usize {
+        if i < 0 {
+            (len + i).max(0) as usize
+        } else {
+            i.min(len) as usize
+        }
+    };
+    let from = clamp(start);
+    let to = end.map_or(data.len(), clamp);
+    if to <= from {
+        &[]
+    } else {
+        &data[from..to]
+    }
+}
+
+/// The bytes up to the first NUL (pefile's `get_string_from_data(0, ...)`).
+pub(crate) fn until_nul(data: &[u8]) -> &[u8] {
+    memchr::memchr(0, data).map_or(data, |end| &data[..end])
+}
+
+impl<'a> Pe<'a> {
+    /// Parses `data` as pefile does, or says why pefile would raise.
+    pub fn parse(data: &'a [u8]) -> Result<Pe<'a>, NotPe> {
+        let mut warnings = Vec::new();
+        byte_share_warnings(data, &mut warnings);
+        if data.len() < 64 {
+            return Err(NotPe(
+                "Unable to read the DOS Header, possibly a truncated file.",
+            ));
+        }
+        let mut dos = [0u32; 17];
+        // Offsets of the 17 fields in IMAGE_DOS_HEADER (e_res and e_res2
+        // are skipped, as thrember skips them).
+        const DOS_OFFSETS: [usize; 16] =
+            [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 36, 38];
+        for (slot, &at) in dos.iter_mut().zip(DOS_OFFSETS.iter()) {
+            *slot = u32::from(u16_at(data, at));
+        }
+        dos[16] = u32_at(data, 60);
+        let e_magic = dos[0] as u16;
+        if e_magic == IMAGE_DOSZM_SIGNATURE {
+            return Err(NotPe("Probably a ZM Executable (not a PE file)."));
+        }
+        if e_magic != IMAGE_DOS_SIGNATURE {
+            return Err(NotPe("DOS Header magic not found."));
+        }
+        let nt_offset = dos[16] as usize;
+        if nt_offset > data.len() {
+            return Err(NotPe("Invalid e_lfanew value, probably not a PE file"));
+        }
+        let Some(signature) = data.get(nt_offset..nt_offset + 4) else {
+            return Err(NotPe("NT Headers not found."));
+        };
+        let signature = u32_at(signature, 0);
+        if signature == 0 {
+            return Err(NotPe("NT Headers not found."));
+        }
+        match signature & 0xFFFF {
+            0x454E => return Err(NotPe("Invalid NT Headers signature. Probably a NE file")),
+            0x454C => return Err(NotPe("Invalid NT Headers signature. Probably a LE file")),
+            0x584C => return Err(NotPe("Invalid NT Headers signature. Probably a LX file")),
+            0x5A56 => return Err(NotPe("Invalid NT Headers signature. Probably a TE file")),
+            _ => {}
+        }
+        if signature != IMAGE_NT_SIGNATURE {
+            return Err(NotPe("Invalid NT Headers signature."));
+        }
+        let Some(fh) = data.get(nt_offset + 4..nt_offset + 4 + FILE_HEADER_SIZE) else {
+            return Err(NotPe("File Header missing"));
+        };
+        let file_header = FileHeader {
+            machine: u16_at(fh, 0),
+            number_of_sections: u16_at(fh, 2),
+            time_date_stamp: u32_at(fh, 4),
+            pointer_to_symbol_table: u32_at(fh, 8),
+            number_of_symbols: u32_at(fh, 12),
+            size_of_optional_header: u16_at(fh, 16),
+            characteristics: u16_at(fh, 18),
+        };
+        let oh_offset = nt_offset + 4 + FILE_HEADER_SIZE;
+        let sections_offset = oh_offset + usize::from(file_header.size_of_optional_header);
+
+        // pefile reads the PE32 layout first, then the PE32+ one if the magic
+        // says so; a header too short for a layout is zero-padded when at
+        // least 69 (PE32) or 73 (PE32+) bytes are there.
+        let oh_bytes = py_slice(data, oh_offset as i128, Some(oh_offset as i128 + 0x200));
+        let corrupt = |warnings: &mut Vec<String>, name: &str| {
+            warnings.push(format!(
+                "Corrupt header \"{name}\" at file offset {oh_offset}. Exception: Data length less than expected header length."
+            ));
+        };
+        let padded = |min: usize, size: usize, warnings: &mut Vec<String>| -> Option<Vec<u8>> {
+            let name = if size == OPTIONAL_HEADER32_SIZE {
+                "IMAGE_OPTIONAL_HEADER"
+            } else {
+                "IMAGE_OPTIONAL_HEADER64"
+            };
+            if oh_bytes.len() >= size {
+                return Some(oh_bytes[..size].to_vec());
+            }
+            corrupt(warnings, name);
+            if oh_bytes.len() >= min {
+                let mut v = oh_bytes.to_vec();
+                v.resize(size.max(v.len() + 128), 0);
+                Some(v)
+            } else {
+                None
+            }
+        };
+        // (pefile reads up to 256 bytes for the PE32 layout, which never
+        // changes whether it fits.)
+        let mut optional_header = None;
+        let mut oh_size = OPTIONAL_HEADER32_SIZE;
+        let mut pe_type = None;
+        if let Some(raw) = padded(69, OPTIONAL_HEADER32_SIZE, &mut warnings) {
+            let oh = optional_header32(&raw);
+            optional_header = Some(oh);
+            if oh.magic == PE32_MAGIC {
+                pe_type = Some(PE32_MAGIC);
+            } else if oh.magic == PE32_PLUS_MAGIC {
+                pe_type = Some(PE32_PLUS_MAGIC);
+                oh_size = OPTIONAL_HEADER64_SIZE;
+                optional_header = padded(73, OPTIONAL_HEADER64_SIZE, &mut warnings)
+                    .map(|raw| optional_header64(&raw));
+            }
+        }
+        let Some(optional_header) = optional_header else {
+            return Err(NotPe(
+                "No Optional Header found, invalid PE32 or PE32+ file.",
+            ));
+        };
+        if pe_type.is_none() {
+            warnings.push(format!(
+                "Invalid type 0x{:04x} in Optional Header.",
+                optional_header.magic
+            ));
+        }
+        if optional_header.address_of_entry_point < optional_header.size_of_headers {
+            warnings.push(
+                "SizeOfHeaders is smaller than AddressOfEntryPoint: this file cannot run under Windows 8."
+                    .into(),
+            );
+        }
+        if optional_header.number_of_rva_and_sizes > 0x10 {
+            warnings.push(format!(
+                "Suspicious NumberOfRvaAndSizes in the Optional Header. Normal values are never larger than 0x10, the value is: 0x{:x}",
+                optional_header.number_of_rva_and_sizes
+            ));
+        }
+        let mut data_directories = Vec::new();
+        let dirs_start = oh_offset + oh_size;
+        let mut offset = dirs_start;
+        // pefile stops at 16 entries (its name table) and past the space of
+        // 16 entries, whatever NumberOfRvaAndSizes says.
+        for _ in 0..(optional_header.number_of_rva_and_sizes & 0x7FFF_FFFF).min(16) {
+            if data.len() == offset {
+                break;
+            }
+            let mut entry = [0u8; 8];
+            let available = py_slice(data, offset as i128, Some(offset as i128 + 8));
+            entry[..available.len()].copy_from_slice(available);
+            data_directories.push(DataDirectory {
+                virtual_address: u32_at(&entry, 0),
+                size: u32_at(&entry, 4),
+            });
+            offset += 8;
+            if offset >= dirs_start + 8 * 16 {
+                break;
+            }
+        }
+
+        let mut pe = Pe {
+            data,
+            dos,
+            file_header,
+            optional_header,
+            optional_header_offset: oh_offset,
+            pe_type,
+            data_directories,
+            sections: Vec::new(),
+            imports: None,
+            exports: None,
+            has_relocs: false,
+            rich_values: None,
+            warnings,
+            header_len: 0,
+            file_alignment_warned: false,
+            section_alignment_warned: false,
+            last_section: Cell::new(None),
+            total_import_symbols: 0,
+        };
+        let end_of_section_table = pe.parse_sections(sections_offset)?;
+        let lowest_raw = pe
+            .sections
+            .iter()
+            .filter(|s| s.pointer_to_raw_data > 0)
+            .map(|s| u64::from(s.pointer_to_raw_data & !0x1FF))
+            .min();
+        pe.header_len = match lowest_raw {
+            Some(lowest) if lowest != 0 && lowest >= end_of_section_table as u64 => {
+                lowest.min(data.len() as u64) as usize
+            }
+            _ => end_of_section_table.min(data.len()),
+        };
+        let entry = pe.optional_header.address_of_entry_point;
+        if pe.section_by_rva(u64::from(entry)).is_some() {
+            if let Ok(offset) = pe.offset_from_rva(u64::from(entry)) {
+                if offset > data.len() as i128 {
+                    pe.warnings.push(format!(
+                        "Possibly corrupt file. AddressOfEntryPoint lies outside the file. AddressOfEntryPoint: 0x{entry:x}"
+                    ));
+                }
+            }
+        } else {
+            pe.warnings.push(format!(
+                "AddressOfEntryPoint lies outside the sections' boundaries. AddressOfEntryPoint: 0x{entry:x}"
+            ));
+        }
+        pe.parse_data_directories();
+        let rich = rich::parse(data, oh_offset);
+        pe.rich_values = rich.values;
+        pe.warnings
+            .extend(rich.warnings.iter().map(|w| w.to_string()));
+        Ok(pe)
+    }
+
+    /// The whole file.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// pefile's warnings, in the order it raised them.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    pub(crate) fn warn(&mut self, warning: String) {
+        self.warnings.push(warning);
+    }
+
+    /// pefile's `parse_sections`: reads the section table, stops where
+    /// pefile stops, and returns the offset just past the table.
+    fn parse_sections(&mut self, offset: usize) -> Result<usize, NotPe> {
+        let count = usize::from(self.file_header.number_of_sections);
+        for i in 0..count {
+            if i >= MAX_SECTIONS {
+                self.warnings
+                    .push(format!("Too many sections {count} (>={MAX_SECTIONS})"));
+                break;
+            }
+            let at = offset + SECTION_HEADER_SIZE * i;
+            let raw = py_slice(
+                self.data,
+                at as i128,
+                Some((at + SECTION_HEADER_SIZE) as i128),
+            );
+            if raw.len() == SECTION_HEADER_SIZE && raw.iter().all(|&b| b == 0) {
+                self.warnings
+                    .push(format!("Invalid section {i}. Contents are null-bytes."));
+                break;
+            }
+            if raw.is_empty() {
+                self.warnings.push(format!(
+                    "Invalid section {i}. No data in the file (is this corkami's virtsectblXP?)."
+                ));
+                break;
+            }
+            if raw.len() < SECTION_HEADER_SIZE {
+                // pefile unpacks the short header without catching the error.
+                return Err(NotPe("Data length less than expected header length."));
+            }
+            let mut name = [0u8; 8];
+            name.copy_from_slice(&raw[..8]);
+            let mut section = Section {
+                name,
+                virtual_size: u32_at(raw, 8),
+                virtual_address: u32_at(raw, 12),
+                size_of_raw_data: u32_at(raw, 16),
+                pointer_to_raw_data: u32_at(raw, 20),
+                characteristics: u32_at(raw, 36),
+                pointer_adj: 0,
+                address_adj: 0,
+                next_address: None,
+            };
+            let len = self.data.len() as u64;
+            let mut errors = 0;
+            if u64::from(section.size_of_raw_data) + u64::from(section.pointer_to_raw_data) > len {
+                errors += 1;
+                self.warnings.push(format!(
+                    "Error parsing section {i}. SizeOfRawData is larger than file."
+                ));
+            }
+            if self.adjust_pointer_to_raw_data(section.pointer_to_raw_data) > len {
+                errors += 1;
+                self.warnings.push(format!(
+                    "Error parsing section {i}. PointerToRawData points beyond the end of the file."
+                ));
+            }
+            if section.virtual_size > 0x1000_0000 {
+                errors += 1;
+                self.warnings.push(format!(
+                    "Suspicious value found parsing section {i}. VirtualSize is extremely large > 256MiB."
+                ));
+            }
+            if self.adjust_section_alignment(section.virtual_address) > 0x1000_0000 {
+                errors += 1;
+                self.warnings.push(format!(
+                    "Suspicious value found parsing section {i}. VirtualAddress is beyond 0x10000000."
+                ));
+            }
+            let file_alignment = self.optional_header.file_alignment;
+            if file_alignment != 0 && section.pointer_to_raw_data % file_alignment != 0 {
+                errors += 1;
+                self.warnings.push(format!(
+                    "Error parsing section {i}. PointerToRawData should normally be a multiple of FileAlignment, this might imply the file is trying to confuse tools which parse this incorrectly."
+                ));
+            }
+            if errors >= 3 {
+                self.warnings
+                    .push("Too many warnings parsing section. Aborting.".into());
+                break;
+            }
+            const WRITE_EXECUTE: u32 = 0x8000_0000 | 0x2000_0000;
+            // (pefile spares a driver's PAGE section; telling a driver apart
+            // needs the imports, which pefile has not read yet at this point
+            // either, so it reads them early. Not ported: such a file gets
+            // this warning here.)
+            if section.characteristics & WRITE_EXECUTE == WRITE_EXECUTE {
+                self.warnings.push(format!(
+                    "Suspicious flags set for section {i}. Both IMAGE_SCN_MEM_WRITE and IMAGE_SCN_MEM_EXECUTE are set. This might indicate a packed executable."
+                ));
+            }
+            section.pointer_adj = self.pointer_adj(&section);
+            section.address_adj = self.adjust_section_alignment(section.virtual_address);
+            self.sections.push(section);
+        }
+        // A stable sort, as Python's.
+        self.sections.sort_by_key(|s| s.virtual_address);
+        for k in 0..self.sections.len() {
+            self.sections[k].next_address = self.sections.get(k + 1).map(|s| s.virtual_address);
+        }
+        Ok(if count > 0 && !self.sections.is_empty() {
+            offset + SECTION_HEADER_SIZE * count
+        } else {
+            offset
+        })
+    }
+
+    /// pefile's `adjust_PointerToRawData` (with its once-only warning).
+    fn adjust_pointer_to_raw_data(&mut self, value: u32) -> u64 {
+        let alignment = self.optional_header.file_alignment;
+        if alignment >= 0x200 && !self.file_alignment_warned && !alignment.is_power_of_two() {
+            self.warnings.push(format!(
+                "If FileAlignment > 0x200 it should be a power of 2. Value: {alignment:x}"
+            ));
+            self.file_alignment_warned = true;
+        }
+        u64::from(value & !0x1FF)
+    }
+
+    /// pefile's `adjust_SectionAlignment` (with its once-only warning).
+    fn adjust_section_alignment(&mut self, value: u32) -> u64 {
+        let (section_alignment, file_alignment) = (
+            self.optional_header.section_alignment,
+            self.optional_header.file_alignment,
+        );
+        if section_alignment < 0x1000
+            && file_alignment != section_alignment
+            && !self.section_alignment_warned
+        {
+            self.warnings.push(format!(
+                "If SectionAlignment(0x{section_alignment:x}) < 0x1000 it should equal FileAlignment(0x{file_alignment:x})"
+            ));
+            self.section_alignment_warned = true;
+        }
+        let alignment = if section_alignment < 0x1000 {
+            file_alignment
+        } else {
+            section_alignment
+        };
+        if alignment != 0 && value % alignment != 0 {
+            u64::from(value - value % alignment)
+        } else {
+            u64::from(value)
+        }
+    }
+
+    /// pefile's `SectionStructure.get_PointerToRawData_adj`.
+    fn pointer_adj(&mut self, section: &Section) -> u64 {
+        let adjusted = self.adjust_pointer_to_raw_data(section.pointer_to_raw_data);
+        if self.optional_header.section_alignment < 0x1000
+            && section.pointer_to_raw_data == section.virtual_address
+        {
+            u64::from(section.virtual_address)
+        } else {
+            adjusted
+        }
+    }
+
+    /// pefile's `SectionStructure.contains_rva`.
+    pub(crate) fn section_contains(&self, section: &Section, rva: u64) -> bool {
+        let len = self.data.len() as i128;
+        let raw = i128::from(section.size_of_raw_data);
+        let mut size = if len - (section.pointer_adj as i128) < raw {
+            i128::from(section.virtual_size)
+        } else {
+            raw.max(i128::from(section.virtual_size))
+        };
+        let start = section.address_adj as i128;
+        if let Some(next) = section.next_address {
+            let next = i128::from(next);
+            if next > i128::from(section.virtual_address) && start + size > next {
+                size = next - start;
+            }
+        }
+        let rva = i128::from(rva);
+        start <= rva && rva < start + size
+    }
+
+    /// pefile's `get_section_by_rva`, with its last-used cache.
+    pub(crate) fn section_by_rva(&self, rva: u64) -> Option<usize> {
+        if let Some(last) = self.last_section.get() {
+            if self.section_contains(&self.sections[last], rva) {
+                return Some(last);
+            }
+        }
+        let found =
+            (0..self.sections.len()).find(|&k| self.section_contains(&self.sections[k], rva));
+        if found.is_some() {
+            self.last_section.set(found);
+        }
+        found
+    }
+
+    /// pefile's `SectionStructure.get_data(start, length)`.
+    fn section_data(
+        &self,
+        section: &Section,
+        start: Option<u64>,
+        length: Option<i128>,
+    ) -> &'a [u8] {
+        let offset = match start {
+            None => section.pointer_adj as i128,
+            Some(rva) => {
+                i128::from(rva) - section.address_adj as i128 + section.pointer_adj as i128
+            }
+        };
+        let mut end = match length {
+            Some(length) => offset + length,
+            None => offset + i128::from(section.size_of_raw_data),
+        };
+        let limit = i128::from(section.pointer_to_raw_data) + i128::from(section.size_of_raw_data);
+        if end > limit {
+            end = limit;
+        }
+        py_slice(self.data, offset, Some(end))
+    }
+
+    /// A section's bytes as pefile's `section.get_data()` gives them.
+    pub fn section_bytes(&self, section: &Section) -> &'a [u8] {
+        self.section_data(section, None, None)
+    }
+
+    /// pefile's `PE.get_data(rva, length)`.
+    pub(crate) fn get_data(&self, rva: u64, length: Option<i128>) -> Result<&'a [u8], BadRva> {
+        match self.section_by_rva(rva) {
+            Some(k) => Ok(self.section_data(&self.sections[k], Some(rva), length)),
+            None => {
+                let end = length.map(|l| i128::from(rva) + l);
+                if (rva as u128) < self.header_len as u128 {
+                    Ok(py_slice(
+                        &self.data[..self.header_len],
+                        i128::from(rva),
+                        end,
+                    ))
+                } else if (rva as u128) < self.data.len() as u128 {
+                    Ok(py_slice(self.data, i128::from(rva), end))
+                } else {
+                    Err(BadRva(
+                        "data at RVA can't be fetched. Corrupt header?".into(),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// pefile's `get_offset_from_rva`.
+    pub(crate) fn offset_from_rva(&self, rva: u64) -> Result<i128, BadRva> {
+        match self.section_by_rva(rva) {
+            Some(k) => {
+                let s = &self.sections[k];
+                Ok(i128::from(rva) - s.address_adj as i128 + s.pointer_adj as i128)
+            }
+            None if (rva as u128) < self.data.len() as u128 => Ok(i128::from(rva)),
+            None => Err(BadRva(format!("data at RVA 0x{rva:x} can't be fetched"))),
+        }
+    }
+
+    /// pefile's `get_string_at_rva(rva, max_length)`.
+    pub(crate) fn string_at_rva(&self, rva: u64, max_length: u64) -> &'a [u8] {
+        let bytes = match self.section_by_rva(rva) {
+            Some(k) => {
+                self.section_data(&self.sections[k], Some(rva), Some(i128::from(max_length)))
+            }
+            None => py_slice(
+                self.data,
+                i128::from(rva),
+                Some(i128::from(rva) + i128::from(max_length)),
+            ),
+        };
+        until_nul(bytes)
+    }
+
+    /// pefile's `parse_data_directories`, for the directories thrember
+    /// reads: imports, exports and base relocations. pefile walks its
+    /// directory list in a fixed order and stops at the first index the file
+    /// does not have; that order is kept so the same ones are skipped.
+    fn parse_data_directories(&mut self) {
+        const IMPORT: usize = 1;
+        const EXPORT: usize = 0;
+        const RESOURCE: usize = 2;
+        const DEBUG: usize = 6;
+        const BASERELOC: usize = 5;
+        for (index, name) in [
+            (IMPORT, "IMAGE_DIRECTORY_ENTRY_IMPORT"),
+            (EXPORT, "IMAGE_DIRECTORY_ENTRY_EXPORT"),
+            (RESOURCE, ""),
+            (DEBUG, ""),
+            (BASERELOC, "IMAGE_DIRECTORY_ENTRY_BASERELOC"),
+        ] {
+            let Some(&dir) = self.data_directories.get(index) else {
+                break;
+            };
+            if dir.virtual_address == 0 {
+                continue;
+            }
+            let (rva, size) = (u64::from(dir.virtual_address), u64::from(dir.size));
+            let result = match index {
+                IMPORT => imports::parse_import_directory(self, rva).map(|dlls| {
+                    if !dlls.is_empty() {
+                        self.imports = Some(dlls);
+                    }
+                }),
+                EXPORT => exports::parse_export_directory(self, rva, size).map(|symbols| {
+                    self.exports = symbols;
+                }),
+                BASERELOC => {
+                    self.has_relocs = self.parse_relocations(rva, size);
+                    Ok(())
+                }
+                _ => Ok(()),
+            };
+            if let Err(BadRva(message)) = result {
+                self.warnings
+                    .push(format!("Failed to process directory \"{name}\": {message}"));
+            }
+        }
+    }
+
+    /// Whether pefile's `parse_image_base_relocation_list` finds at least one
+    /// block (its warnings included). The entries themselves are not read:
+    /// thrember only asks whether there are any.
+    fn parse_relocations(&mut self, mut rva: u64, size: u64) -> bool {
+        let end = rva + size;
+        let mut found = false;
+        while rva < end {
+            let block = match (self.get_data(rva, Some(8)), self.offset_from_rva(rva)) {
+                (Ok(bytes), Ok(_)) if bytes.len() == 8 => {
+                    Some((u32_at(bytes, 0), u32_at(bytes, 4)))
+                }
+                (Ok(_), Ok(offset)) => {
+                    self.warnings.push(format!(
+                        "Corrupt header \"IMAGE_BASE_RELOCATION\" at file offset {offset}. Exception: Data length less than expected header length."
+                    ));
+                    None
+                }
+                _ => {
+                    self.warnings.push(format!(
+                        "Invalid relocation information. Can't read data at RVA: 0x{rva:x}"
+                    ));
+                    None
+                }
+            };
+            let Some((virtual_address, size_of_block)) = block else {
+                break;
+            };
+            if virtual_address > self.optional_header.size_of_image {
+                self.warnings.push(format!(
+                    "Invalid relocation information. VirtualAddress outside of Image: 0x{virtual_address:x}"
+                ));
+                break;
+            }
+            if size_of_block > self.optional_header.size_of_image {
+                self.warnings.push(format!(
+                    "Invalid relocation information. SizeOfBlock too large: {size_of_block}"
+                ));
+                break;
+            }
+            found = true;
+            if size_of_block == 0 {
+                break;
+            }
+            rva += u64::from(size_of_block);
+        }
+        found
+    }
+
+    /// pefile's `get_overlay()`: the bytes after everything the headers
+    /// describe, or `None`.
+    pub fn overlay(&self) -> Option<&'a [u8]> {
+        let file_size = self.data.len() as u64;
+        let mut largest = 0u64;
+        let mut consider = |offset: u64, size: u64| {
+            let end = offset + size;
+            if largest < end && end <= file_size {
+                largest = end;
+            }
+        };
+        consider(
+            self.optional_header_offset as u64,
+            u64::from(self.file_header.size_of_optional_header),
+        );
+        for s in &self.sections {
+            consider(
+                u64::from(s.pointer_to_raw_data),
+                u64::from(s.size_of_raw_data),
+            );
+        }
+        for (index, dir) in self.data_directories.iter().enumerate() {
+            // The certificate table's address is a file offset, not an RVA.
+            if index == 4 {
+                continue;
+            }
+            if let Ok(offset) = self.offset_from_rva(u64::from(dir.virtual_address)) {
+                if offset >= 0 {
+                    consider(offset as u64, u64::from(dir.size));
+                }
+            }
+        }
+        (file_size > largest).then(|| &self.data[largest as usize..])
+    }
+}
+
+fn optional_header32(raw: &[u8]) -> OptionalHeader {
+    OptionalHeader {
+        magic: u16_at(raw, 0),
+        major_linker_version: raw[2],
+        minor_linker_version: raw[3],
+        size_of_code: u32_at(raw, 4),
+        size_of_initialized_data: u32_at(raw, 8),
+        size_of_uninitialized_data: u32_at(raw, 12),
+        address_of_entry_point: u32_at(raw, 16),
+        base_of_code: u32_at(raw, 20),
+        base_of_data: u32_at(raw, 24),
+        image_base: u64::from(u32_at(raw, 28)),
+        section_alignment: u32_at(raw, 32),
+        file_alignment: u32_at(raw, 36),
+        major_operating_system_version: u16_at(raw, 40),
+        minor_operating_system_version: u16_at(raw, 42),
+        major_image_version: u16_at(raw, 44),
+        minor_image_version: u16_at(raw, 46),
+        major_subsystem_version: u16_at(raw, 48),
+        minor_subsystem_version: u16_at(raw, 50),
+        size_of_image: u32_at(raw, 56),
+        size_of_headers: u32_at(raw, 60),
+        check_sum: u32_at(raw, 64),
+        subsystem: u16_at(raw, 68),
+        dll_characteristics: u16_at(raw, 70),
+        size_of_stack_reserve: u64::from(u32_at(raw, 72)),
+        size_of_stack_commit: u64::from(u32_at(raw, 76)),
+        size_of_heap_reserve: u64::from(u32_at(raw, 80)),
+        size_of_heap_commit: u64::from(u32_at(raw, 84)),
+        loader_flags: u32_at(raw, 88),
+        number_of_rva_and_sizes: u32_at(raw, 92),
+    }
+}
+
+fn optional_header64(raw: &[u8]) -> OptionalHeader {
+    OptionalHeader {
+        magic: u16_at(raw, 0),
+        major_linker_version: raw[2],
+        minor_linker_version: raw[3],
+        size_of_code: u32_at(raw, 4),
+        size_of_initialized_data: u32_at(raw, 8),
+        size_of_uninitialized_data: u32_at(raw, 12),
+        address_of_entry_point: u32_at(raw, 16),
+        base_of_code: u32_at(raw, 20),
+        base_of_data: 0,
+        image_base: u64_at(raw, 24),
+        section_alignment: u32_at(raw, 32),
+        file_alignment: u32_at(raw, 36),
+        major_operating_system_version: u16_at(raw, 40),
+        minor_operating_system_version: u16_at(raw, 42),
+        major_image_version: u16_at(raw, 44),
+        minor_image_version: u16_at(raw, 46),
+        major_subsystem_version: u16_at(raw, 48),
+        minor_subsystem_version: u16_at(raw, 50),
+        size_of_image: u32_at(raw, 56),
+        size_of_headers: u32_at(raw, 60),
+        check_sum: u32_at(raw, 64),
+        subsystem: u16_at(raw, 68),
+        dll_characteristics: u16_at(raw, 70),
+        size_of_stack_reserve: u64_at(raw, 72),
+        size_of_stack_commit: u64_at(raw, 80),
+        size_of_heap_reserve: u64_at(raw, 88),
+        size_of_heap_commit: u64_at(raw, 96),
+        loader_flags: u32_at(raw, 104),
+        number_of_rva_and_sizes: u32_at(raw, 108),
+    }
+}
+
+/// pefile's first warnings: any byte value that makes up more than half
+/// (zero) or 15% (any other) of the file.
+fn byte_share_warnings(data: &[u8], warnings: &mut Vec<String>) {
+    if data.is_empty() {
+        return;
+    }
+    let counts = crate::byte_features::byte_counts(data);
+    let len = data.len() as f64;
+    for (byte, &count) in counts.iter().enumerate() {
+        let share = count as f64 / len;
+        if (byte == 0 && share > 0.5) || (byte != 0 && share > 0.15) {
+            warnings.push(format!(
+                "Byte 0x{byte:02x} makes up {:.4}% of the file's contents. This may indicate truncation / malformation.",
+                100.0 * share
+            ));
+        }
+    }
+}
