@@ -14,6 +14,7 @@
 
 use crate::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
 use crate::byte_sequence::{ByteSequence, Sampling};
+use crate::ember2024::{parse_groups, EmberFeatures};
 use crate::ember2024_strings::Ember2024Strings;
 use crate::extractor::RowExtractor;
 use crate::file_info::GeneralFileInfo;
@@ -146,6 +147,9 @@ mod ffi {
         fn new_string_features() -> Result<Box<FloatRows>>;
         fn new_general_file_info() -> Result<Box<FloatRows>>;
         fn new_ember2024_string_features() -> Result<Box<FloatRows>>;
+        /// `groups`: comma-separated group names, "" for all.
+        fn new_ember_features(feature_version: i64, groups: &str) -> Result<Box<FloatRows>>;
+        fn ember_feature_names(feature_version: i64, groups: &str) -> Result<Vec<String>>;
         fn new_byte_sequence(
             max_len: i64,
             shift: i64,
@@ -341,6 +345,19 @@ fn new_string_features() -> BridgeResult<Box<FloatRows>> {
 fn new_general_file_info() -> BridgeResult<Box<FloatRows>> {
     guard("new_general_file_info", || {
         Ok(FloatRows::boxed(GeneralFileInfo))
+    })
+}
+
+fn new_ember_features(feature_version: i64, groups: &str) -> BridgeResult<Box<FloatRows>> {
+    guard("new_ember_features", || {
+        let extractor = EmberFeatures::new(feature_version, &parse_groups(groups)?)?;
+        Ok(FloatRows::boxed(extractor))
+    })
+}
+
+fn ember_feature_names(feature_version: i64, groups: &str) -> BridgeResult<Vec<String>> {
+    guard("ember_feature_names", || {
+        Ok(EmberFeatures::new(feature_version, &parse_groups(groups)?)?.feature_names())
     })
 }
 

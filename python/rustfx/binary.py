@@ -7,7 +7,8 @@ from rustfx._common import invalid, no_autograph, ops, strings
 
 __all__ = ["byte_histogram", "byte_entropy_histogram", "string_features",
            "general_file_info", "GENERAL_FILE_INFO_NAMES",
-           "ember2024_string_features", "byte_sequence",
+           "ember2024_string_features", "ember_features",
+           "ember_feature_names", "byte_sequence",
            "BYTE_SEQUENCE_PRESETS"]
 
 #: The columns of general_file_info.
@@ -72,6 +73,34 @@ def ember2024_string_features(contents, *, name=None):
     (sorted by name). An input without strings gives zeros."""
     return ops.Rustfx_Ember2024StringFeatures(
         input=strings(contents, "contents"), name=name)
+
+
+def _groups(groups):
+    if isinstance(groups, str):
+        raise invalid(f"groups must be a list of group names, got the string {groups!r}")
+    return list(groups or [])
+
+
+@no_autograph
+def ember_features(contents, *, feature_version=3, groups=None, name=None):
+    """EMBER2024 (thrember, EMBER feature version 3) feature vectors: float32
+    contents.shape + [2568], thrember's twelve groups in its order (general,
+    histogram, byteentropy, strings, header, section, imports, exports,
+    datadirectories, richheader, authenticode, pefilewarnings), or only
+    the groups named in `groups`, in that order. Files that are not PE get
+    zeros in the PE groups, as in thrember; an empty file gets zeros
+    (thrember raises). ember_feature_names() names each value."""
+    return ops.Rustfx_EmberFeatures(
+        input=strings(contents, "contents"), feature_version=feature_version,
+        groups=_groups(groups), name=name)
+
+
+def ember_feature_names(*, feature_version=3, groups=None):
+    """The name of each value of ember_features with the same arguments, as
+    a list of str ("<group>_<value>", e.g. "header_machine")."""
+    names = ops.Rustfx_EmberFeatureNames(feature_version=feature_version,
+                                         groups=_groups(groups))
+    return [n.decode() for n in names.numpy()]
 
 
 @no_autograph
