@@ -432,6 +432,13 @@ def malformed(b, d):
     out["exe64_nrva_zero.exe"] = patched(exe64, lambda p: p32(p.d, p.nrva_off, 0))
     out["exe64_nrva_20.exe"] = patched(exe64, lambda p: p32(p.d, p.nrva_off, 0x20))
     out["exe32_nrva_10.exe"] = patched(exe32, lambda p: p32(p.d, p.nrva_off, 10))
+    # TLS (directory 9) is then the last directory, which thrember's
+    # datadirectories group skips (its loop stops one entry early).
+    out["exe32_nrva_10_tls_last.exe"] = patched(
+        b["exe32_tls_callback.exe"], lambda p: p32(p.d, p.nrva_off, 10))
+    # Directory 15 (reserved) set: skipped by thrember in the same way.
+    out["exe64_reserved_dir_set.exe"] = patched(
+        b["exe64_minimal.exe"], lambda p: p.set_dir(15, 0x1000, 0x10))
     out["exe64_file_alignment_zero.exe"] = patched(exe64, lambda p: p32(p.d, p.opt + 36, 0))
     out["exe64_section_alignment_odd.exe"] = patched(exe64, lambda p: p32(p.d, p.opt + 32, 0x1001))
     out["exe64_sizeofimage_small.exe"] = patched(exe64, lambda p: p32(p.d, p.opt + 56, 0x1000))
