@@ -364,7 +364,7 @@ def derived(b):
     pe.set_dir(14, s["va"] + start, 72)
     out["exe64_com_descriptor.exe"] = pe.bytes()
 
-    # Timestamp and checksum set (everything built here has 0 in both).
+    # A non-zero TimeDateStamp (everything built here has 0).
     pe = Pe(exe32)
     p32(pe.d, pe.fh + 4, 0x5F5E1000)
     out["exe32_timestamp.exe"] = pe.bytes()
@@ -398,7 +398,7 @@ def malformed(b, d):
     out["exe32_trunc_in_sections.exe"] = exe32[:s1["ptr"] + 7]
     out["exe32_trunc_last_byte.exe"] = exe32[:-1]
     pd = Pe(dll64)
-    out["dll64_trunc_in_export_section.exe"] = dll64[:pd.off(pd.dir(0)[0]) + 0x30]
+    out["dll64_trunc_in_export_section.dll"] = dll64[:pd.off(pd.dir(0)[0]) + 0x30]
 
     # e_lfanew.
     for name, v in [("past_eof", len(exe64) + 0x100), ("huge", 0x7FFFFFF0),
