@@ -28,9 +28,9 @@ file; the other groups' columns are still what thrember computes for them).
 
 A 14th column holds pefile's raw warnings for the file, as thrember's
 pefilewarnings group sees them (pe.get_warnings() after all the other groups
-ran), joined with " | " (tabs and newlines in them replaced by spaces), or
-`-` when pefile raised (then a `pefile:<ExceptionType>: <message>` note) or
-gave no warnings.
+ran), joined with " | " (runs of whitespace in them collapsed to one space);
+`-` when there are none; `pefile:<ExceptionType>: <message>` when pefile.PE
+raised (thrember then treats the file as not a PE).
 """
 
 import contextlib
@@ -96,7 +96,7 @@ def main():
                    if p.is_file())
     print("# path (relative to tests/golden/pe)\tsha256\t" +
           "\t".join(f"{g} ({fe.dim})" for g, fe in zip(GROUPS, extractor.features)) +
-          "\tpefile warnings (' | '-joined; '-' none or pefile raised)"
+          "\tpefile warnings (' | '-joined; '-' none; pefile:<Exception>: <message> if pefile raised)"
           "; float32 bits, error:<Exception> where thrember raises; "
           "python tests/golden/generate_thrember_pe.py ../shared/oracles/thrember "
           "> tests/golden/thrember_pe.tsv")
