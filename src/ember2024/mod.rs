@@ -311,3 +311,6 @@ fn write_pe_group(pe: &Pe, group: EmberGroup, out: &mut [f32]) {
         | EmberGroup::Strings => {}
     }
 }
+
+#[cfg(test)]
+mod tests;
