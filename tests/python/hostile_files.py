@@ -251,6 +251,7 @@ def extractor_specs(widths=WIDTHS):
     specs["string_features"] = ("string_features", {})
     specs["general_file_info"] = ("general_file_info", {})
     specs["ember2024_string_features"] = ("ember2024_string_features", {})
+    specs["ember_features"] = ("ember_features", {})
     specs["byte_sequence"] = ("byte_sequence", dict(
         max_len=SEQUENCE_LEN, preset="malconv2", sampling="head_tail"))
     return specs
@@ -496,6 +497,56 @@ def w_measured(name, *args, **kwargs):
     result = globals()[name](*args, **kwargs)
     return dict(result=result, seconds=time.monotonic() - start,
                 rss_before=before, peak=w_peak())
+
+
+PE_CORPUS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "golden", "pe")
+
+
+def pe_mutations(seed, count):
+    """`count` hostile variants of the PE corpus (tests/golden/pe): header
+    and table fields set to 0, 0xFF.. or random values, random byte runs
+    overwritten, truncations and appended junk. Deterministic."""
+    rng = random.Random(seed)
+    bases = []
+    for root, _, names in os.walk(PE_CORPUS):
+        for name in sorted(names):
+            with open(os.path.join(root, name), "rb") as f:
+                data = f.read()
+            if data[:2] == b"MZ" and len(data) >= 512:
+                bases.append(data)
+    for _ in range(count):
+        doc = bytearray(rng.choice(bases))
+        for _ in range(rng.randrange(1, 8)):
+            kind = rng.random()
+            # Headers and tables live in the first few KB: hit them most.
+            at = rng.randrange(min(len(doc), 4096 if rng.random() < 0.8 else len(doc)))
+            if kind < 0.3:
+                width = rng.choice((1, 2, 4, 8))
+                doc[at:at + width] = rng.choice((b"\0", b"\xff", bytes([rng.randrange(256)]))) * width
+            elif kind < 0.6:
+                doc[at:at + 16] = rng.randbytes(16)
+            elif kind < 0.8:
+                del doc[rng.randrange(1, len(doc)):]
+                if len(doc) < 2:
+                    doc = bytearray(b"MZ")
+            else:
+                doc += rng.randbytes(rng.randrange(1, 4096))
+        yield bytes(doc)
+
+
+def w_ember_mutations(seed, count, batch=256):
+    """ember_features over pe_mutations(seed, count) in batches, eagerly.
+    Returns (rows, rows that parsed as PE)."""
+    import numpy as np
+    import rustfx
+    rows = pe_rows = 0
+    docs = list(pe_mutations(seed, count))
+    for start in range(0, len(docs), batch):
+        x = rustfx.ember_features(docs[start:start + batch]).numpy()
+        assert np.isfinite(x).all()
+        rows += len(x)
+        pe_rows += int((x[:, 2] == 1).sum())
+    return rows, pe_rows
 
 
 def w_read_eager(paths, max_bytes=MiB, on_error="raise"):

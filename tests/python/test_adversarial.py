@@ -373,6 +373,26 @@ def test_garbage_contents_through_every_extractor(name, tmp_path, same_worker):
         assert grams["whitespace"] == 1 and grams["word"] == 0
 
 
+# ---- hostile PE files -------------------------------------------------------------
+
+def test_mutated_pe_files_parse_in_bounded_time_and_memory(same_worker):
+    """3,000 mutations of the PE corpus (fields set to 0 / 0xFF.. / random,
+    truncations, junk) through ember_features: no crash, finite values, and
+    neither time nor memory grows with what the headers claim (counts of
+    0xFFFF sections, huge sizes and loops are bounded by pefile's own
+    limits): the peak above baseline stays under the slack plus 64 bytes
+    per input byte of one batch."""
+    count = 3000
+    m = same_worker.call("w_measured", "w_ember_mutations", 7, count, timeout=240)
+    rows, pe_rows = m["result"]
+    above = m["peak"] - m["rss_before"]
+    print(f"\n{count} mutated PEs ({pe_rows} still parse as PE): "
+          f"{m['seconds']:.1f} s, peak {above / MiB:.0f} MiB above baseline")
+    assert rows == count and pe_rows > count // 4
+    assert above < MEMORY_SLACK + 64 * 256 * 200_000, above
+    assert m["seconds"] < 120
+
+
 # ---- files that change while being read -----------------------------------------
 
 class Mutator(threading.Thread):
