@@ -37,6 +37,7 @@ from rustfx import binary, io, text
 
 __all__ = ["HashedNgrams", "ByteHistogram", "ByteEntropyHistogram",
            "StringFeatures", "GeneralFileInfo", "Ember2024StringFeatures",
+           "EmberFeatures",
            "ByteSequence", "ReadFiles"]
 
 _register = keras.saving.register_keras_serializable(package="rustfx")
@@ -205,6 +206,24 @@ class Ember2024StringFeatures(_Extractor):
 
     def _output_spec(self):
         return (177,), "float32", "dense"
+
+
+@_register
+class EmberFeatures(_Extractor):
+    """`rustfx.ember_features`: float32 S + (width,), EMBER2024 (thrember,
+    feature version 3) vectors: 2568 values, or the named groups only."""
+
+    _function = staticmethod(binary.ember_features)
+
+    def __init__(self, feature_version=3, groups=None, **kwargs):
+        super().__init__(dict(feature_version=feature_version,
+                              groups=list(groups or [])), **kwargs)
+        # The width comes from the core (via the names op), not a copy here.
+        self._width = len(binary.ember_feature_names(
+            feature_version=feature_version, groups=groups))
+
+    def _output_spec(self):
+        return (self._width,), "float32", "dense"
 
 
 @_register

@@ -68,6 +68,13 @@ seed() {
         done
         printf '\x10\x00\xf2' >"$dir/seed-special-proc"
     fi
+    if [ "$1" = pe ] || [ "$1" = authenticode ]; then
+        # The PE corpus (tests/golden/pe), up to 64 KiB per file.
+        local f
+        find "$ROOT/tests/golden/pe" -type f -size -64k | while read -r f; do
+            cp "$f" "$dir/seed-$(basename "$f")"
+        done
+    fi
 }
 
 status=0

@@ -40,6 +40,8 @@ CASES = [
     (layers.StringFeatures, dict()),
     (layers.GeneralFileInfo, dict()),
     (layers.Ember2024StringFeatures, dict()),
+    (layers.EmberFeatures, dict()),
+    (layers.EmberFeatures, dict(groups=["header", "imports"])),
     (layers.ByteSequence, dict(max_len=48)),
     (layers.ByteSequence, dict(max_len=64, preset="malconv2",
                                sampling="head_tail")),
@@ -50,6 +52,7 @@ FUNCTIONS = {layers.HashedNgrams: rustfx.hashed_ngrams,
              layers.StringFeatures: rustfx.string_features,
              layers.GeneralFileInfo: rustfx.general_file_info,
              layers.Ember2024StringFeatures: rustfx.ember2024_string_features,
+             layers.EmberFeatures: rustfx.ember_features,
              layers.ByteSequence: rustfx.byte_sequence,
              layers.ReadFiles: rustfx.read_files}
 IDS = [f"{cls.__name__}-{i}" for i, (cls, _) in enumerate(CASES)]
