@@ -1,7 +1,7 @@
 //! pefile's `ordlookup` tables: names for imports by ordinal from the DLLs
 //! that are often linked without names (pefile 2024.8.26, generated from
-//! its `ordlookup` package; pefile gives these imports the name, so thrember
-//! hashes the name, not `dll:ordinalN`).
+//! its `ordlookup` package by tests/pe/generate_ordinals.py; pefile gives
+//! these imports the name, so thrember hashes the name, not `dll:ordinalN`).
 
 /// The name pefile gives an import by `ordinal` from `dll_lower`: for the
 /// three DLLs it knows, the table's name or else `ord<N>`; `None` otherwise.
