@@ -19,6 +19,10 @@ pub mod file_info;
 pub mod hashing;
 pub mod names;
 pub mod ngrams;
+pub mod pe {
+    //! Portable Executable features.
+    pub mod authenticode;
+}
 pub mod read;
 pub mod unicode_classes;
 
