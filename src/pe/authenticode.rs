@@ -346,13 +346,14 @@ impl<'a> Der<'a> {
         }
     }
 
-    /// asn1crypto rejects a SEQUENCE with elements its definition does not have.
+    /// Elements after the ones a definition has: asn1crypto keeps them as extra
+    /// children, so they only need to be well-formed elements.
     fn finish(&self) -> Parsed<()> {
-        if self.is_empty() {
-            Ok(())
-        } else {
-            Err(Malformed)
+        let mut rest = *self;
+        while !rest.is_empty() {
+            rest.next()?;
         }
+        Ok(())
     }
 
     /// The elements of a SET OF / SEQUENCE OF.
@@ -667,14 +668,18 @@ fn parse_certificates(certificates: &[u8]) -> Parsed<Vec<(&[u8], &[u8])>> {
 fn parse_certificate(certificate: &[u8]) -> Parsed<(&[u8], &[u8])> {
     let mut outer = Der::new(certificate);
     let mut tbs = Der::new(outer.expect(TAG_SEQUENCE)?);
-    check_der_tree(outer.expect(TAG_SEQUENCE)?, 0)?;
+    // signatureAlgorithm's parameters are an ANY: only their header is read.
+    let mut signature_algorithm = Der::new(outer.expect(TAG_SEQUENCE)?);
+    signature_algorithm.expect(TAG_OID)?;
+    signature_algorithm.finish()?;
     check_bit_string(outer.expect(TAG_BIT_STRING)?)?;
     outer.finish()?;
     if let Some(version) = tbs.optional(CONTEXT | CONSTRUCTED)? {
         single_element(version, TAG_INTEGER)?;
     }
     tbs.expect(TAG_INTEGER)?;
-    check_der_tree(tbs.expect(TAG_SEQUENCE)?, 0)?;
+    // The inner signature AlgorithmIdentifier is never read.
+    tbs.expect(TAG_SEQUENCE)?;
     let issuer = tbs.expect(TAG_SEQUENCE)?;
     let mut validity = Der::new(tbs.expect(TAG_SEQUENCE)?);
     for _ in 0..2 {
@@ -710,7 +715,7 @@ const PUBLIC_KEY_ALGORITHMS: [&[u8]; 10] = [
 const RSA: &[u8] = &[42, 134, 72, 134, 247, 13, 1, 1, 1];
 
 /// SubjectPublicKeyInfo: a known algorithm, and for RSA (the parsed case that
-/// matters here) NULL parameters and an RSAPublicKey inside the BIT STRING.
+/// matters here) NULL parameters and an RSAPublicKey header inside the BIT STRING.
 fn check_public_key_info(key_info: &[u8]) -> Parsed<()> {
     let mut fields = Der::new(key_info);
     let mut algorithm = Der::new(fields.expect(TAG_SEQUENCE)?);
@@ -736,12 +741,8 @@ fn check_public_key_info(key_info: &[u8]) -> Parsed<()> {
         if unused != 0 {
             return Err(Malformed);
         }
-        let mut rsa = Der::new(Der::new(key).expect(TAG_SEQUENCE)?);
-        rsa.expect(TAG_INTEGER)?;
-        rsa.expect(TAG_INTEGER)?;
-        rsa.finish()?;
-    } else if let Some(parameters) = parameters {
-        check_der_tree_element(parameters, 0)?;
+        // Only the RSAPublicKey's header is parsed when the key is built.
+        Der::new(key).expect(TAG_SEQUENCE)?;
     }
     Ok(())
 }
@@ -1042,13 +1043,16 @@ enum DecodedValue {
 fn decode_value(value: Tlv<'_>) -> Parsed<DecodedValue> {
     let text = match value.tag {
         0x0C => String::from_utf8(value.content.to_vec()).map_err(|_| Malformed)?,
-        // PrintableString, IA5String, VisibleString, NumericString: ASCII codecs.
-        0x13 | 0x16 | 0x1A | 0x12 => {
-            String::from(std::str::from_utf8(ascii(value.content)?).map_err(|_| Malformed)?)
+        // IA5String is ASCII in asn1crypto.
+        0x16 => ascii(value.content)?
+            .iter()
+            .map(|&b| char::from(b))
+            .collect(),
+        // PrintableString, VisibleString, NumericString, GeneralString and
+        // GraphicString are Latin-1; TeletexString's codec is close to it.
+        0x13 | 0x1A | 0x12 | 0x1B | 0x19 | 0x14 => {
+            value.content.iter().map(|&b| char::from(b)).collect()
         }
-        // TeletexString (asn1crypto's teletex codec is close to Latin-1) and
-        // GeneralString/GraphicString (Latin-1).
-        0x14 | 0x1B | 0x19 => value.content.iter().map(|&b| char::from(b)).collect(),
         0x1E => {
             utf16_be(value.content)?;
             char::decode_utf16(
