@@ -85,6 +85,6 @@ sign t64_nested.exe t64_nested.tmp.exe self.pem self.key -nest "${TSA[@]}"
 mv t64_nested.tmp.exe t64_nested.exe
 
 # --- hand-made variants: PKCS#9 countersignatures, odd times, corruptions ---
-"$PY" "$ROOT/tests/pe/build_signed_variants.py" "$OUT" "$PKI"
+"$PY" "$ROOT/tests/golden/build_authenticode_variants.py" "$OUT" "$PKI"
 rm -f "$PKI/chain.pem" "$PKI/tsa-chain.pem" "$PKI/self-then-leaf.pem"
 ls -l "$OUT"

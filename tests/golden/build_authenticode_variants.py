@@ -1,7 +1,7 @@
 """Hand-made Authenticode variants that osslsigncode cannot produce: PKCS#9
 countersignatures, unusual times, malformed structures and corrupted certificate tables.
 
-    python tests/pe/build_signed_variants.py OUT_DIR PKI_DIR   (called by build_signed.sh)
+    python tests/golden/build_authenticode_variants.py OUT_DIR PKI_DIR   (called by build_signed.sh)
 
 Signatures are not re-computed (signify does not verify them when parsing), so only the
 structure matters. Every input is a file build_signed.sh wrote just before.
