@@ -303,7 +303,10 @@ fn write_pe_group(pe: &Pe, group: EmberGroup, out: &mut [f32]) {
         EmberGroup::Exports => pe_groups::write_exports(pe, out),
         EmberGroup::DataDirectories => pe_groups::write_data_directories(pe, out),
         EmberGroup::RichHeader => pe_groups::write_rich_header(pe, out),
-        EmberGroup::Authenticode => {}
+        EmberGroup::Authenticode => {
+            crate::pe::authenticode::authenticode(pe.data(), pe.file_header.time_date_stamp)
+                .write(out)
+        }
         EmberGroup::PefileWarnings => pe_groups::write_pefile_warnings(pe, out),
         EmberGroup::General
         | EmberGroup::Histogram

@@ -17,11 +17,6 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
     ),
     ("nonpe/empty.bin", "byteentropy", "as histogram"),
     (
-        "malformed/exe64_security_garbage_pkcs7.exe",
-        "authenticode",
-        "the authenticode group is not computed yet",
-    ),
-    (
         "malformed/exe64_debug_dir_garbage.exe",
         "pefilewarnings",
         "pefile's debug-directory reader is not ported (its warning only)",

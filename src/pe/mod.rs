@@ -23,6 +23,7 @@
 
 use std::cell::Cell;
 
+pub mod authenticode;
 pub mod exports;
 pub mod imports;
 pub mod ordinals;
