@@ -233,7 +233,6 @@ impl<'a> Pe<'a> {
     /// Parses `data` as pefile does, or says why pefile would raise.
     pub fn parse(data: &'a [u8]) -> Result<Pe<'a>, NotPe> {
         let mut warnings = Vec::new();
-        byte_share_warnings(data, &mut warnings);
         if data.len() < 64 {
             return Err(NotPe(
                 "Unable to read the DOS Header, possibly a truncated file.",
