@@ -431,6 +431,10 @@ impl<'a> Pe<'a> {
         pe.rich_values = rich.values;
         pe.warnings
             .extend(rich.warnings.iter().map(|w| w.to_string()));
+        // pefile counts the bytes first of all; the warnings only matter for
+        // a file it accepts (thrember reads them as a set), so rustfx counts
+        // last and never for a file that is not PE.
+        byte_share_warnings(data, &mut pe.warnings);
         Ok(pe)
     }
 
