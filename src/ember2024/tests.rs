@@ -21,21 +21,6 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
         "authenticode",
         "the authenticode group is not computed yet",
     ),
-    (
-        "malformed/exe64_debug_dir_garbage.exe",
-        "pefilewarnings",
-        "pefile's debug-directory reader is not ported (its warning only)",
-    ),
-    (
-        "malformed/exe64_delay_import_garbage.exe",
-        "pefilewarnings",
-        "pefile's delay-import reader is not ported (its warnings only)",
-    ),
-    (
-        "malformed/exe64_load_config_past_eof.exe",
-        "pefilewarnings",
-        "pefile's load-config reader is not ported (its warning only)",
-    ),
 ];
 
 struct Golden<'a> {
