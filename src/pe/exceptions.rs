@@ -179,7 +179,7 @@ pub(crate) fn parse_exceptions_directory(
         }
         if info.chained {
             pe.warn(format!(
-                "Failed parsing FunctionEntry of UNWIND_INFO at {file_offset:x}: Chained function entry cannot be changed"
+                "Failed parsing FunctionEntry of UNWIND_INFO at {file_offset:x}: 'Chained function entry cannot be changed'"
             ));
             continue;
         }

@@ -63,7 +63,7 @@ pub(crate) fn parse_import_directory(
         let file_offset = pe.offset_from_rva(rva)?;
         if descriptor.len() < 20 {
             pe.warn(format!(
-                "Corrupt header \"IMAGE_IMPORT_DESCRIPTOR\" at file offset {file_offset}. Exception: Data length less than expected header length."
+                "Corrupt header \"IMAGE_IMPORT_DESCRIPTOR\" at file offset {file_offset}. Exception: 'Data length less than expected header length.'"
             ));
             break;
         }

@@ -25,6 +25,8 @@
 use std::cell::Cell;
 
 mod directories;
+#[cfg(test)]
+mod directory_tests;
 mod exceptions;
 pub mod exports;
 pub mod imports;
@@ -321,7 +323,7 @@ impl<'a> Pe<'a> {
         let oh_bytes = py_slice(data, oh_offset as i128, Some(oh_offset as i128 + 0x200));
         let corrupt = |warnings: &mut Vec<String>, name: &str| {
             warnings.push(format!(
-                "Corrupt header \"{name}\" at file offset {oh_offset}. Exception: Data length less than expected header length."
+                "Corrupt header \"{name}\" at file offset {oh_offset}. Exception: 'Data length less than expected header length.'"
             ));
         };
         let padded = |min: usize, size: usize, warnings: &mut Vec<String>| -> Option<Vec<u8>> {
@@ -487,7 +489,7 @@ impl<'a> Pe<'a> {
         let structure = bytes.get(..size);
         if structure.is_none() {
             self.warn(format!(
-                "Corrupt header \"{name}\" at file offset {file_offset}. Exception: Data length less than expected header length."
+                "Corrupt header \"{name}\" at file offset {file_offset}. Exception: 'Data length less than expected header length.'"
             ));
         }
         structure
@@ -835,9 +837,9 @@ impl<'a> Pe<'a> {
             };
             match result {
                 Ok(()) => {}
-                Err(DirectoryError::Format(BadRva(message))) => self
-                    .warnings
-                    .push(format!("Failed to process directory \"{name}\": {message}")),
+                Err(DirectoryError::Format(BadRva(message))) => self.warnings.push(format!(
+                    "Failed to process directory \"{name}\": '{message}'"
+                )),
                 Err(DirectoryError::Crash(not_pe)) => return Err(not_pe),
             }
         }
