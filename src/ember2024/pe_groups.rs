@@ -364,9 +364,7 @@ pub fn write_data_directories(pe: &Pe, out: &mut [f32]) {
         out[2 * k + 1] = dir.virtual_address as f32;
     }
     out[32] = f32::from(u8::from(pe.has_relocs));
-    // has_dynamic_relocs needs pefile's load-config reader, not ported
-    // (see the pe module): always 0 here.
-    out[33] = 0.0;
+    out[33] = f32::from(u8::from(pe.has_dynamic_relocs));
 }
 
 /// The `richheader` group (33 values).

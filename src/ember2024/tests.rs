@@ -16,21 +16,6 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
         "thrember divides 0 by 0 (NaN); rustfx gives zeros, as its byte_histogram does by default",
     ),
     ("nonpe/empty.bin", "byteentropy", "as histogram"),
-    (
-        "malformed/exe64_debug_dir_garbage.exe",
-        "pefilewarnings",
-        "pefile's debug-directory reader is not ported (its warning only)",
-    ),
-    (
-        "malformed/exe64_delay_import_garbage.exe",
-        "pefilewarnings",
-        "pefile's delay-import reader is not ported (its warnings only)",
-    ),
-    (
-        "malformed/exe64_load_config_past_eof.exe",
-        "pefilewarnings",
-        "pefile's load-config reader is not ported (its warning only)",
-    ),
 ];
 
 struct Golden<'a> {

@@ -50,7 +50,7 @@ pub(crate) fn parse_export_directory(
         (Ok(bytes), Ok(offset)) => {
             if bytes.len() < 40 {
                 pe.warn(format!(
-                    "Corrupt header \"IMAGE_EXPORT_DIRECTORY\" at file offset {offset}. Exception: Data length less than expected header length."
+                    "Corrupt header \"IMAGE_EXPORT_DIRECTORY\" at file offset {offset}. Exception: 'Data length less than expected header length.'"
                 ));
                 return Ok(None);
             }

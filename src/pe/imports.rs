@@ -63,7 +63,7 @@ pub(crate) fn parse_import_directory(
         let file_offset = pe.offset_from_rva(rva)?;
         if descriptor.len() < 20 {
             pe.warn(format!(
-                "Corrupt header \"IMAGE_IMPORT_DESCRIPTOR\" at file offset {file_offset}. Exception: Data length less than expected header length."
+                "Corrupt header \"IMAGE_IMPORT_DESCRIPTOR\" at file offset {file_offset}. Exception: 'Data length less than expected header length.'"
             ));
             break;
         }
@@ -78,7 +78,7 @@ pub(crate) fn parse_import_directory(
             max_len = (i128::from(rva) - i128::from(original_first_thunk))
                 .max(i128::from(rva) - i128::from(first_thunk));
         }
-        let symbols = match parse_imports(pe, original_first_thunk, first_thunk, max_len) {
+        let symbols = match parse_imports(pe, original_first_thunk, first_thunk, max_len, false) {
             Ok(symbols) => symbols,
             Err(BadRva(message)) => {
                 pe.warn(format!(
@@ -137,15 +137,18 @@ pub(crate) fn parse_import_directory(
     Ok(dlls)
 }
 
-/// pefile's `parse_imports`: the symbols of one descriptor.
-fn parse_imports(
+/// pefile's `parse_imports`: the symbols of one descriptor (of the import
+/// or the delay-import directory; `contains_addresses` for old delay-import
+/// tables that hold addresses rather than RVAs).
+pub(crate) fn parse_imports(
     pe: &mut Pe,
     original_first_thunk: u64,
     first_thunk: u64,
     max_length: i128,
+    contains_addresses: bool,
 ) -> Result<Vec<Import>, BadRva> {
-    let ilt = import_table(pe, original_first_thunk, max_length);
-    let iat = import_table(pe, first_thunk, max_length);
+    let ilt = import_table(pe, original_first_thunk, max_length, contains_addresses);
+    let iat = import_table(pe, first_thunk, max_length, contains_addresses);
     let table = match (ilt, iat) {
         (Some(ilt), _) if !ilt.is_empty() => ilt,
         (_, Some(iat)) if !iat.is_empty() => iat,
@@ -160,11 +163,12 @@ fn parse_imports(
     let mut symbols = Vec::new();
     let mut invalid = 0usize;
     for (index, &entry) in table.iter().enumerate() {
-        // Entries are never 0: the table ends at the first zero thunk.
+        // The table ends at the first zero thunk, but a normalized address
+        // can be 0: pefile then finds neither an ordinal nor a name.
         let (mut ordinal, mut name) = (None, None);
-        if entry & ordinal_flag != 0 {
+        if entry != 0 && entry & ordinal_flag != 0 {
             ordinal = Some((entry & 0xFFFF) as u16);
-        } else if pe.get_data(entry & address_mask, Some(2)).is_ok() {
+        } else if entry != 0 && pe.get_data(entry & address_mask, Some(2)).is_ok() {
             let found = pe.string_at_rva(entry.wrapping_add(2), MAX_IMPORT_NAME_LENGTH);
             name = Some(if is_valid_function_name(found) {
                 found.to_vec()
@@ -227,9 +231,15 @@ impl AddressSpread {
     }
 }
 
-/// pefile's `get_import_table`: the non-zero thunks from `rva` on.
+/// pefile's `get_import_table`: the non-zero thunks from `rva` on
+/// (normalized from addresses to RVAs if `contains_addresses`).
 /// `None` is pefile's `None` (unreadable), an empty table its `[]`.
-fn import_table(pe: &mut Pe, mut rva: u64, max_length: i128) -> Option<Vec<u64>> {
+fn import_table(
+    pe: &mut Pe,
+    mut rva: u64,
+    max_length: i128,
+    contains_addresses: bool,
+) -> Option<Vec<u64>> {
     let (ordinal_flag, _) = thunk_flags(pe);
     let size: u64 = if pe.pe_type == Some(PE32_PLUS_MAGIC) {
         8
@@ -269,10 +279,15 @@ fn import_table(pe: &mut Pe, mut rva: u64, max_length: i128) -> Option<Vec<u64>>
                 return None;
             }
         };
-        let thunk = if size == 8 {
+        let raw_thunk = if size == 8 {
             super::u64_at(bytes, 0)
         } else {
             u64::from(super::u32_at(bytes, 0))
+        };
+        let thunk = if contains_addresses {
+            super::directories::normalize_import_va(pe, raw_thunk)
+        } else {
+            raw_thunk
         };
         if thunk >= start && thunk <= rva {
             pe.warn(format!(
@@ -296,7 +311,8 @@ fn import_table(pe: &mut Pe, mut rva: u64, max_length: i128) -> Option<Vec<u64>>
                 }
             }
         }
-        if thunk == 0 {
+        // (pefile tests the bytes read, not the normalized value.)
+        if raw_thunk == 0 {
             break;
         }
         rva += size;

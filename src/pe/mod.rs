@@ -15,17 +15,23 @@
 //! 0x2000, export symbols 0x2000), and nothing allocates more than a small
 //! multiple of those limits.
 //!
-//! What is *not* ported: the resource, debug, TLS, load-config, delay-import,
-//! bound-import and exception directories, which thrember reads only through
-//! pefile's warnings (and `has_dynamic_relocs`, from load config). Their
-//! warnings are therefore missing here; README, "EMBER2024", measures how
-//! many files and values that affects.
+//! The debug, base relocation, TLS, load-config, delay-import,
+//! bound-import and exception directories, which thrember reads only
+//! through pefile's warnings and `has_dynamic_relocs`, are walked for those
+//! alone (directories.rs, load_config.rs, exceptions.rs). What is *not*
+//! ported: the resource directory (its warnings are missing here; README,
+//! "EMBER2024", measures how many files and values that affects).
 
 use std::cell::Cell;
 
 pub mod authenticode;
+mod directories;
+#[cfg(test)]
+mod directory_tests;
+mod exceptions;
 pub mod exports;
 pub mod imports;
+mod load_config;
 pub mod ordinals;
 pub mod rich;
 
@@ -154,6 +160,24 @@ pub struct NotPe(pub &'static str);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BadRva(pub String);
 
+/// What can escape one of pefile's directory parsers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DirectoryError {
+    /// A `PEFormatError`: `parse_data_directories` turns it into the
+    /// "Failed to process directory" warning and goes on.
+    Format(BadRva),
+    /// Any other exception (pefile reads a field of a structure it failed
+    /// to unpack, an `AttributeError` on `None`): `PE()` itself raises, and
+    /// thrember treats the file as not PE.
+    Crash(NotPe),
+}
+
+impl From<BadRva> for DirectoryError {
+    fn from(error: BadRva) -> Self {
+        DirectoryError::Format(error)
+    }
+}
+
 /// A parsed PE, as pefile's `PE(data=...)` with `fast_load=False` leaves it
 /// (for the parts thrember reads).
 #[derive(Debug)]
@@ -179,6 +203,9 @@ pub struct Pe<'a> {
     pub exports: Option<Vec<Export>>,
     /// Whether pefile found base relocations (`has_relocs()`).
     pub has_relocs: bool,
+    /// Whether pefile found dynamic relocations in the load config
+    /// directory (`has_dynamic_relocs()`).
+    pub has_dynamic_relocs: bool,
     /// `RICH_HEADER.values`, when pefile found a Rich header.
     pub rich_values: Option<Vec<u32>>,
     warnings: Vec<String>,
@@ -296,7 +323,7 @@ impl<'a> Pe<'a> {
         let oh_bytes = py_slice(data, oh_offset as i128, Some(oh_offset as i128 + 0x200));
         let corrupt = |warnings: &mut Vec<String>, name: &str| {
             warnings.push(format!(
-                "Corrupt header \"{name}\" at file offset {oh_offset}. Exception: Data length less than expected header length."
+                "Corrupt header \"{name}\" at file offset {oh_offset}. Exception: 'Data length less than expected header length.'"
             ));
         };
         let padded = |min: usize, size: usize, warnings: &mut Vec<String>| -> Option<Vec<u8>> {
@@ -391,6 +418,7 @@ impl<'a> Pe<'a> {
             imports: None,
             exports: None,
             has_relocs: false,
+            has_dynamic_relocs: false,
             rich_values: None,
             warnings,
             header_len: 0,
@@ -426,7 +454,7 @@ impl<'a> Pe<'a> {
                 "AddressOfEntryPoint lies outside the sections' boundaries. AddressOfEntryPoint: 0x{entry:x}"
             ));
         }
-        pe.parse_data_directories();
+        pe.parse_data_directories()?;
         let rich = rich::parse(data, oh_offset);
         pe.rich_values = rich.values;
         pe.warnings
@@ -450,6 +478,25 @@ impl<'a> Pe<'a> {
 
     pub(crate) fn warn(&mut self, warning: String) {
         self.warnings.push(warning);
+    }
+
+    /// pefile's `__unpack_data__`: the first `size` bytes of `bytes` (a
+    /// structure named `name` read at `file_offset`), or `None` with pefile's
+    /// "Corrupt header" warning when there are fewer.
+    pub(crate) fn unpack<'b>(
+        &mut self,
+        name: &str,
+        bytes: &'b [u8],
+        size: usize,
+        file_offset: i128,
+    ) -> Option<&'b [u8]> {
+        let structure = bytes.get(..size);
+        if structure.is_none() {
+            self.warn(format!(
+                "Corrupt header \"{name}\" at file offset {file_offset}. Exception: 'Data length less than expected header length.'"
+            ));
+        }
+        structure
     }
 
     /// pefile's `parse_sections`: reads the section table, stops where
@@ -725,22 +772,33 @@ impl<'a> Pe<'a> {
         until_nul(bytes)
     }
 
-    /// pefile's `parse_data_directories`, for the directories thrember
-    /// reads: imports, exports and base relocations. pefile walks its
-    /// directory list in a fixed order and stops at the first index the file
-    /// does not have; that order is kept so the same ones are skipped.
-    fn parse_data_directories(&mut self) {
-        const IMPORT: usize = 1;
+    /// pefile's `parse_data_directories`. pefile walks its directory list
+    /// in a fixed order and stops at the first index the file does not have;
+    /// that order is kept so the same ones are skipped, and so the
+    /// section-lookup cache and the import-symbol count carry over from one
+    /// directory to the next as in pefile.
+    fn parse_data_directories(&mut self) -> Result<(), NotPe> {
         const EXPORT: usize = 0;
+        const IMPORT: usize = 1;
         const RESOURCE: usize = 2;
-        const DEBUG: usize = 6;
+        const EXCEPTION: usize = 3;
         const BASERELOC: usize = 5;
+        const DEBUG: usize = 6;
+        const TLS: usize = 9;
+        const LOAD_CONFIG: usize = 10;
+        const BOUND_IMPORT: usize = 11;
+        const DELAY_IMPORT: usize = 13;
         for (index, name) in [
             (IMPORT, "IMAGE_DIRECTORY_ENTRY_IMPORT"),
             (EXPORT, "IMAGE_DIRECTORY_ENTRY_EXPORT"),
             (RESOURCE, ""),
-            (DEBUG, ""),
+            (DEBUG, "IMAGE_DIRECTORY_ENTRY_DEBUG"),
             (BASERELOC, "IMAGE_DIRECTORY_ENTRY_BASERELOC"),
+            (TLS, "IMAGE_DIRECTORY_ENTRY_TLS"),
+            (LOAD_CONFIG, "IMAGE_DIRECTORY_ENTRY_LOAD_CONFIG"),
+            (DELAY_IMPORT, "IMAGE_DIRECTORY_ENTRY_DELAY_IMPORT"),
+            (BOUND_IMPORT, "IMAGE_DIRECTORY_ENTRY_BOUND_IMPORT"),
+            (EXCEPTION, "IMAGE_DIRECTORY_ENTRY_EXCEPTION"),
         ] {
             let Some(&dir) = self.data_directories.get(index) else {
                 break;
@@ -749,74 +807,47 @@ impl<'a> Pe<'a> {
                 continue;
             }
             let (rva, size) = (u64::from(dir.virtual_address), u64::from(dir.size));
-            let result = match index {
-                IMPORT => imports::parse_import_directory(self, rva).map(|dlls| {
-                    if !dlls.is_empty() {
-                        self.imports = Some(dlls);
-                    }
-                }),
-                EXPORT => exports::parse_export_directory(self, rva, size).map(|symbols| {
-                    self.exports = symbols;
-                }),
+            let result: Result<(), DirectoryError> = match index {
+                IMPORT => imports::parse_import_directory(self, rva)
+                    .map(|dlls| {
+                        if !dlls.is_empty() {
+                            self.imports = Some(dlls);
+                        }
+                    })
+                    .map_err(DirectoryError::from),
+                EXPORT => exports::parse_export_directory(self, rva, size)
+                    .map(|symbols| {
+                        self.exports = symbols;
+                    })
+                    .map_err(DirectoryError::from),
+                DEBUG => directories::parse_debug_directory(self, rva, size),
                 BASERELOC => {
-                    self.has_relocs = self.parse_relocations(rva, size);
+                    let blocks =
+                        directories::parse_image_base_relocation_list(self, rva, size, None);
+                    self.has_relocs = blocks > 0;
                     Ok(())
                 }
+                TLS => {
+                    directories::parse_directory_tls(self, rva);
+                    Ok(())
+                }
+                LOAD_CONFIG => load_config::parse_directory_load_config(self, rva).map(|dynamic| {
+                    self.has_dynamic_relocs = dynamic;
+                }),
+                DELAY_IMPORT => directories::parse_delay_import_directory(self, rva),
+                BOUND_IMPORT => directories::parse_directory_bound_imports(self, rva),
+                EXCEPTION => exceptions::parse_exceptions_directory(self, rva, size),
                 _ => Ok(()),
             };
-            if let Err(BadRva(message)) = result {
-                self.warnings
-                    .push(format!("Failed to process directory \"{name}\": {message}"));
+            match result {
+                Ok(()) => {}
+                Err(DirectoryError::Format(BadRva(message))) => self.warnings.push(format!(
+                    "Failed to process directory \"{name}\": '{message}'"
+                )),
+                Err(DirectoryError::Crash(not_pe)) => return Err(not_pe),
             }
         }
-    }
-
-    /// Whether pefile's `parse_image_base_relocation_list` finds at least one
-    /// block (its warnings included). The entries themselves are not read:
-    /// thrember only asks whether there are any.
-    fn parse_relocations(&mut self, mut rva: u64, size: u64) -> bool {
-        let end = rva + size;
-        let mut found = false;
-        while rva < end {
-            let block = match (self.get_data(rva, Some(8)), self.offset_from_rva(rva)) {
-                (Ok(bytes), Ok(_)) if bytes.len() == 8 => {
-                    Some((u32_at(bytes, 0), u32_at(bytes, 4)))
-                }
-                (Ok(_), Ok(offset)) => {
-                    self.warnings.push(format!(
-                        "Corrupt header \"IMAGE_BASE_RELOCATION\" at file offset {offset}. Exception: Data length less than expected header length."
-                    ));
-                    None
-                }
-                _ => {
-                    self.warnings.push(format!(
-                        "Invalid relocation information. Can't read data at RVA: 0x{rva:x}"
-                    ));
-                    None
-                }
-            };
-            let Some((virtual_address, size_of_block)) = block else {
-                break;
-            };
-            if virtual_address > self.optional_header.size_of_image {
-                self.warnings.push(format!(
-                    "Invalid relocation information. VirtualAddress outside of Image: 0x{virtual_address:x}"
-                ));
-                break;
-            }
-            if size_of_block > self.optional_header.size_of_image {
-                self.warnings.push(format!(
-                    "Invalid relocation information. SizeOfBlock too large: {size_of_block}"
-                ));
-                break;
-            }
-            found = true;
-            if size_of_block == 0 {
-                break;
-            }
-            rva += u64::from(size_of_block);
-        }
-        found
+        Ok(())
     }
 
     /// pefile's `get_overlay()`: the bytes after everything the headers
