@@ -16,6 +16,14 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
         "thrember divides 0 by 0 (NaN); rustfx gives zeros, as its byte_histogram does by default",
     ),
     ("nonpe/empty.bin", "byteentropy", "as histogram"),
+    (
+        "directories/delay_import_past_eof.exe",
+        "pefilewarnings",
+        "pefile's 'Error parsing the Delay import directory at RVA' warning starts with two of \
+         thrember's kinds; thrember takes the first in Python set order, which depends on \
+         PYTHONHASHSEED (the goldens use 0: the shorter kind; seed 2 gives the longer, which \
+         rustfx always takes)",
+    ),
 ];
 
 struct Golden<'a> {
@@ -54,9 +62,18 @@ fn every_group_equals_thrember_on_the_corpus() {
     let extractor = EmberFeatures::new(3, &[]).unwrap();
     let mut differences = Vec::new();
     let mut files = 0;
+    let mut crashes = 0;
     for golden in golden() {
         let data = corpus_file(golden.path);
         let row = extractor.row(&data);
+        // pefile raised what thrember does not catch (thrember fails on the
+        // whole file): rustfx's defined answer is "not a PE".
+        if golden.groups[0].starts_with("crash:") {
+            assert_eq!(row[2], 0.0, "{}: is_pe", golden.path);
+            assert!(row[696..].iter().all(|&v| v == 0.0), "{}", golden.path);
+            crashes += 1;
+            continue;
+        }
         let mut offset = 0;
         for (group, expected) in EmberGroup::ALL.iter().zip(&golden.groups) {
             let ours = &row[offset..offset + group.width()];
@@ -78,7 +95,8 @@ fn every_group_equals_thrember_on_the_corpus() {
         }
         files += 1;
     }
-    assert!(files >= 130, "only {files} golden files");
+    assert!(files >= 230, "only {files} golden files");
+    assert!(crashes <= 2, "{crashes} files where thrember itself fails");
     let known: Vec<(&str, &str)> = KNOWN_DIFFERENCES.iter().map(|&(f, g, _)| (f, g)).collect();
     let unexpected: Vec<_> = differences.iter().filter(|d| !known.contains(d)).collect();
     assert!(

@@ -8,7 +8,7 @@ thrember is `src/thrember/features.py` of FutureComputing4AI/EMBER2024
 (pefile==2024.8.26, signify==0.7.1, scikit-learn, numpy), from the
 repository root, giving the directory that holds features.py:
 
-    python tests/golden/generate_thrember_pe.py ../shared/oracles/thrember > tests/golden/thrember_pe.tsv
+    PYTHONHASHSEED=0 python tests/golden/generate_thrember_pe.py ../shared/oracles/thrember > tests/golden/thrember_pe.tsv
 
 Writes one line per file, sorted by path relative to tests/golden/pe/: that
 path, the file's sha256, then one column per thrember feature group, in
@@ -26,11 +26,19 @@ same object, then process_raw_features. When a group raises, its column is
 `error:<ExceptionType>` (thrember's feature_vector then raises for the whole
 file; the other groups' columns are still what thrember computes for them).
 
+thrember normalizes pefile's warnings by iterating Python sets, whose order
+depends on PYTHONHASHSEED; where a warning matches two kinds its answer
+changes from run to run. Generate with PYTHONHASHSEED=0 so the file is
+reproducible (src/ember2024/tests.rs lists the file this affects).
+
 A 14th column holds pefile's raw warnings for the file, as thrember's
 pefilewarnings group sees them (pe.get_warnings() after all the other groups
 ran), joined with " | " (runs of whitespace in them collapsed to one space);
 `-` when there are none; `pefile:<ExceptionType>: <message>` when pefile.PE
-raised (thrember then treats the file as not a PE).
+raised (thrember then treats the file as not a PE). When pefile.PE raises
+anything else (thrember does not catch it and fails on the whole file),
+every group column is `crash:<ExceptionType>` and the 14th column
+`crash:<ExceptionType>: <message>`.
 """
 
 import contextlib
@@ -64,6 +72,10 @@ def row(features, extractor, rel, data):
         pe = pefile.PE(data=data)
     except (pefile.PEFormatError, AttributeError) as e:
         note = f"pefile:{type(e).__name__}: {clean(e)}"
+    except Exception as e:  # noqa: BLE001 - thrember itself fails on the file
+        crash = f"crash:{type(e).__name__}"
+        return "\t".join([rel, hashlib.sha256(data).hexdigest(), *[crash] * len(GROUPS),
+                          f"{crash}: {clean(e)}"])
     columns = []
     for fe in extractor.features:
         try:
@@ -97,8 +109,9 @@ def main():
     print("# path (relative to tests/golden/pe)\tsha256\t" +
           "\t".join(f"{g} ({fe.dim})" for g, fe in zip(GROUPS, extractor.features)) +
           "\tpefile warnings (' | '-joined; '-' none; pefile:<Exception>: <message> if pefile raised)"
-          "; float32 bits, error:<Exception> where thrember raises; "
-          "python tests/golden/generate_thrember_pe.py ../shared/oracles/thrember "
+          "; float32 bits, error:<Exception> where thrember raises, crash:<Exception> in every "
+          "group where pefile raises what thrember does not catch; "
+          "PYTHONHASHSEED=0 python tests/golden/generate_thrember_pe.py ../shared/oracles/thrember "
           "> tests/golden/thrember_pe.tsv")
     for rel, path in files:
         print(row(features, extractor, rel, path.read_bytes()))

@@ -82,6 +82,10 @@ def test_op_equals_thrember_on_almost_every_group(op_rows):
     their number, so the op cannot drift from the core unnoticed."""
     same = differ = 0
     for (path, groups), row in zip(ROWS, op_rows):
+        if groups[0].startswith("crash:"):
+            # thrember fails on the whole file; rustfx: not a PE.
+            assert row[2] == 0 and (row[696:] == 0).all(), path
+            continue
         offset = 0
         for name, width, want in zip(GROUPS, WIDTHS, groups):
             ours = row[offset:offset + width]
@@ -156,7 +160,8 @@ def test_goldens_are_thrembers_own_output_live():
         pytest.skip("set THREMBER_PYTHON to a Python that imports thrember "
                     "(../shared/oracles/thrember/README.md)")
     out = subprocess.run([python, os.path.join(ROOT, "tests", "golden", "generate_thrember_pe.py"),
-                          THREMBER], check=True, capture_output=True, text=True, cwd=ROOT).stdout
+                          THREMBER], check=True, capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONHASHSEED": "0"}).stdout
     with open(GOLDEN) as f:
         assert out == f.read()
 
