@@ -15,17 +15,19 @@
 //! 0x2000, export symbols 0x2000), and nothing allocates more than a small
 //! multiple of those limits.
 //!
-//! What is *not* ported: the resource, debug, TLS, load-config, delay-import,
-//! bound-import and exception directories, which thrember reads only through
-//! pefile's warnings (and `has_dynamic_relocs`, from load config). Their
-//! warnings are therefore missing here; README, "EMBER2024", measures how
-//! many files and values that affects.
+//! The resource directory is walked only for its warnings and side effects
+//! (resources.rs). What is *not* ported: the debug, TLS, load-config,
+//! delay-import, bound-import and exception directories, which thrember reads
+//! only through pefile's warnings (and `has_dynamic_relocs`, from load
+//! config). Their warnings are therefore missing here; README, "EMBER2024",
+//! measures how many files and values that affects.
 
 use std::cell::Cell;
 
 pub mod exports;
 pub mod imports;
 pub mod ordinals;
+mod resources;
 pub mod rich;
 
 pub use exports::Export;
@@ -734,7 +736,7 @@ impl<'a> Pe<'a> {
         for (index, name) in [
             (IMPORT, "IMAGE_DIRECTORY_ENTRY_IMPORT"),
             (EXPORT, "IMAGE_DIRECTORY_ENTRY_EXPORT"),
-            (RESOURCE, ""),
+            (RESOURCE, "IMAGE_DIRECTORY_ENTRY_RESOURCE"),
             (DEBUG, ""),
             (BASERELOC, "IMAGE_DIRECTORY_ENTRY_BASERELOC"),
         ] {
@@ -754,6 +756,7 @@ impl<'a> Pe<'a> {
                 EXPORT => exports::parse_export_directory(self, rva, size).map(|symbols| {
                     self.exports = symbols;
                 }),
+                RESOURCE => resources::parse_resources_directory(self, rva, size),
                 BASERELOC => {
                     self.has_relocs = self.parse_relocations(rva, size);
                     Ok(())
