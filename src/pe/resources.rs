@@ -434,7 +434,7 @@ impl ResourceWalk<'_, '_> {
     /// `UnicodeStringWrapperPostProcessor.render_pascal_16`.
     fn render_pascal_16(&mut self, rva: u64) -> Result<(), Halt> {
         let length = self.pascal_16_length(rva);
-        let rendered = self.string_u_units(rva + 2, i128::from(length), false);
+        let rendered = self.string_u_units(rva.saturating_add(2), i128::from(length), false);
         if caught(rendered)?.is_none() {
             self.pe.warn(format!(
                 "Failed rendering pascal string, attempting to read from RVA 0x{:x}",
@@ -475,9 +475,10 @@ impl ResourceWalk<'_, '_> {
                     if length < requested || length == max_bytes || extended {
                         break data.len() / 2;
                     }
-                    let more = self
-                        .pe
-                        .get_data(rva + data.len() as u64, Some(max_bytes - length))?;
+                    let more = self.pe.get_data(
+                        rva.saturating_add(data.len() as u64),
+                        Some(max_bytes - length),
+                    )?;
                     if !whole {
                         return Ok(Vec::new());
                     }
