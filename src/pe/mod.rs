@@ -15,12 +15,12 @@
 //! 0x2000, export symbols 0x2000), and nothing allocates more than a small
 //! multiple of those limits.
 //!
-//! The debug, base relocation, TLS, load-config, delay-import,
-//! bound-import and exception directories, which thrember reads only
-//! through pefile's warnings and `has_dynamic_relocs`, are walked for those
-//! alone (directories.rs, load_config.rs, exceptions.rs). What is *not*
-//! ported: the resource directory (its warnings are missing here; README,
-//! "EMBER2024", measures how many files and values that affects).
+//! Every directory pefile reads is walked: imports, exports and base
+//! relocations for their contents; the resource (resources.rs), debug,
+//! TLS, load-config, delay-import, bound-import and exception directories
+//! (directories.rs, load_config.rs, exceptions.rs) only for pefile's
+//! warnings, side effects and `has_dynamic_relocs`, which is all thrember
+//! reads of them.
 
 use std::cell::Cell;
 
@@ -33,6 +33,7 @@ pub mod exports;
 pub mod imports;
 mod load_config;
 pub mod ordinals;
+mod resources;
 pub mod rich;
 
 pub use exports::Export;
@@ -791,7 +792,7 @@ impl<'a> Pe<'a> {
         for (index, name) in [
             (IMPORT, "IMAGE_DIRECTORY_ENTRY_IMPORT"),
             (EXPORT, "IMAGE_DIRECTORY_ENTRY_EXPORT"),
-            (RESOURCE, ""),
+            (RESOURCE, "IMAGE_DIRECTORY_ENTRY_RESOURCE"),
             (DEBUG, "IMAGE_DIRECTORY_ENTRY_DEBUG"),
             (BASERELOC, "IMAGE_DIRECTORY_ENTRY_BASERELOC"),
             (TLS, "IMAGE_DIRECTORY_ENTRY_TLS"),
@@ -819,6 +820,8 @@ impl<'a> Pe<'a> {
                     .map(|symbols| {
                         self.exports = symbols;
                     })
+                    .map_err(DirectoryError::from),
+                RESOURCE => resources::parse_resources_directory(self, rva, size)
                     .map_err(DirectoryError::from),
                 DEBUG => directories::parse_debug_directory(self, rva, size),
                 BASERELOC => {
