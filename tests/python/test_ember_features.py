@@ -97,7 +97,9 @@ def test_op_equals_thrember_on_almost_every_group(op_rows):
                 same += 1
             else:
                 differ += 1
-    assert same >= 12 * len(ROWS) - 8 and differ <= 6, (same, differ)
+    # thrember fails on a file or a group in a handful of cases (skipped
+    # above); every other group is compared.
+    assert same + differ >= 12 * len(ROWS) - 16 and differ <= 4, (same, differ)
 
 
 def test_names_and_groups(op_rows):
