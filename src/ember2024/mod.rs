@@ -283,7 +283,14 @@ impl RowExtractor for EmberFeatures {
                 EmberGroup::Histogram => self.histogram.write_row(doc, slot)?,
                 EmberGroup::ByteEntropy => self.byte_entropy.write_row(doc, slot)?,
                 EmberGroup::Strings => self.strings.write_row(doc, slot)?,
-                _ => {
+                EmberGroup::Header
+                | EmberGroup::Section
+                | EmberGroup::Imports
+                | EmberGroup::Exports
+                | EmberGroup::DataDirectories
+                | EmberGroup::RichHeader
+                | EmberGroup::Authenticode
+                | EmberGroup::PefileWarnings => {
                     if let Some(pe) = &pe {
                         write_pe_group(pe, group, slot);
                     }
