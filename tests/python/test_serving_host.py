@@ -31,7 +31,8 @@ class Features(tf.Module):
                                       alternate_sign=True, norm="l2")
         return {"features": tf.concat([
             rustfx.byte_histogram(x), rustfx.byte_entropy_histogram(x),
-            rustfx.string_features(x), counts, tf.cast(ids, tf.float32)], axis=1)}
+            rustfx.string_features(x), rustfx.ember_features(x), counts,
+            tf.cast(ids, tf.float32)], axis=1)}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def bytes(self, x):
@@ -71,7 +72,8 @@ def parse(stdout, dtype):
 
 def test_host_gives_the_python_results_exactly(host, model, machine_files):
     path, module = model
-    files = machine_files[:12]
+    files = machine_files[:12] + [os.path.join(ROOT, "tests", "golden", "pe", "built",
+                                               "dll64_exports.dll")]
     contents = tf.constant([open(f, "rb").read() for f in files])
     for signature, fn, dtype in (("serving_default", module.features, np.float32),
                                  ("bytes", module.bytes, np.int32)):

@@ -23,6 +23,9 @@ import rustfx
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = [b"", b"MZ\x90\x00 hello world c:\\x http://a.b HKEY_ ab ab", b"Der Hund\tbellt\n" * 50,
         bytes(range(256)) * 9]
+# A real PE (a DLL with exports), so ember_features' PE groups run too.
+with open(os.path.join(ROOT, "tests", "golden", "pe", "built", "dll64_exports.dll"), "rb") as f:
+    DOCS.append(f.read())
 SPECS = {
     "ragged": ("hashed_ngrams", dict(num_buckets=1 << 20, ngram_widths=(1, 2))),
     "sequence": ("hashed_ngrams", dict(num_buckets=1000, output="sequence", max_tokens=8,
@@ -34,6 +37,7 @@ SPECS = {
     "byte_histogram": ("byte_histogram", {}),
     "byte_entropy_histogram": ("byte_entropy_histogram", dict(window=64, step=16)),
     "string_features": ("string_features", {}),
+    "ember_features": ("ember_features", {}),
     "byte_sequence": ("byte_sequence", dict(max_len=300, preset="malconv2",
                                             sampling="head_tail")),
 }
