@@ -11,6 +11,7 @@ use rustfx::byte_features::{
     ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures, EMBER_STEP, EMBER_WINDOW,
 };
 use rustfx::byte_sequence::ByteSequence;
+use rustfx::ember2024::EmberFeatures;
 use rustfx::ember2024_strings::Ember2024Strings;
 use rustfx::extractor::RowExtractor;
 use rustfx::file_info::GeneralFileInfo;
@@ -109,6 +110,11 @@ fn main() {
         "ember2024_string_features (all)",
         &docs,
         &Ember2024Strings::new().expect("patterns compile"),
+    );
+    bench_rows(
+        "ember_features, EMBER2024 2568 values (all)",
+        &docs,
+        &EmberFeatures::new(3, &[]).expect("valid"),
     );
     bench_rows(
         "byte_sequence malconv2 64 KiB (all)",

@@ -30,6 +30,7 @@ EXTRACTORS = [
     ("string_features", False, "string_features", {}),
     ("general_file_info", False, "general_file_info", {}),
     ("ember2024_string_features", False, "ember2024_string_features", {}),
+    ("ember_features (EMBER2024, all groups)", False, "ember_features", {}),
     ("byte_sequence (malconv2, 1 MiB)", False, "byte_sequence",
      dict(max_len=1 << 20, preset="malconv2")),
     ("whitespace 1-2 ids (ragged)", True, "hashed_ngrams",
