@@ -351,7 +351,7 @@ impl<'a> Pe<'a> {
         let mut oh_size = OPTIONAL_HEADER32_SIZE;
         let mut pe_type = None;
         if let Some(raw) = padded(69, OPTIONAL_HEADER32_SIZE, &mut warnings) {
-            let oh = optional_header32(&raw);
+            let oh = optional_header(&raw, false);
             optional_header = Some(oh);
             if oh.magic == PE32_MAGIC {
                 pe_type = Some(PE32_MAGIC);
@@ -359,7 +359,7 @@ impl<'a> Pe<'a> {
                 pe_type = Some(PE32_PLUS_MAGIC);
                 oh_size = OPTIONAL_HEADER64_SIZE;
                 optional_header = padded(73, OPTIONAL_HEADER64_SIZE, &mut warnings)
-                    .map(|raw| optional_header64(&raw));
+                    .map(|raw| optional_header(&raw, true));
             }
         }
         let Some(optional_header) = optional_header else {
@@ -889,7 +889,20 @@ impl<'a> Pe<'a> {
     }
 }
 
-fn optional_header32(raw: &[u8]) -> OptionalHeader {
+/// The optional header in either layout: PE32+ has no `BaseOfData`, a
+/// 64-bit `ImageBase` in its place, and 64-bit stack and heap sizes, which
+/// move the last two fields by 16 bytes; every other field is at the same
+/// offset.
+fn optional_header(raw: &[u8], plus: bool) -> OptionalHeader {
+    // A field that is 32-bit in PE32 and 64-bit in PE32+.
+    let wide = |at32: usize, at64: usize| {
+        if plus {
+            u64_at(raw, at64)
+        } else {
+            u64::from(u32_at(raw, at32))
+        }
+    };
+    let tail = if plus { 16 } else { 0 };
     OptionalHeader {
         magic: u16_at(raw, 0),
         major_linker_version: raw[2],
@@ -899,8 +912,8 @@ fn optional_header32(raw: &[u8]) -> OptionalHeader {
         size_of_uninitialized_data: u32_at(raw, 12),
         address_of_entry_point: u32_at(raw, 16),
         base_of_code: u32_at(raw, 20),
-        base_of_data: u32_at(raw, 24),
-        image_base: u64::from(u32_at(raw, 28)),
+        base_of_data: if plus { 0 } else { u32_at(raw, 24) },
+        image_base: wide(28, 24),
         section_alignment: u32_at(raw, 32),
         file_alignment: u32_at(raw, 36),
         major_operating_system_version: u16_at(raw, 40),
@@ -914,46 +927,12 @@ fn optional_header32(raw: &[u8]) -> OptionalHeader {
         check_sum: u32_at(raw, 64),
         subsystem: u16_at(raw, 68),
         dll_characteristics: u16_at(raw, 70),
-        size_of_stack_reserve: u64::from(u32_at(raw, 72)),
-        size_of_stack_commit: u64::from(u32_at(raw, 76)),
-        size_of_heap_reserve: u64::from(u32_at(raw, 80)),
-        size_of_heap_commit: u64::from(u32_at(raw, 84)),
-        loader_flags: u32_at(raw, 88),
-        number_of_rva_and_sizes: u32_at(raw, 92),
-    }
-}
-
-fn optional_header64(raw: &[u8]) -> OptionalHeader {
-    OptionalHeader {
-        magic: u16_at(raw, 0),
-        major_linker_version: raw[2],
-        minor_linker_version: raw[3],
-        size_of_code: u32_at(raw, 4),
-        size_of_initialized_data: u32_at(raw, 8),
-        size_of_uninitialized_data: u32_at(raw, 12),
-        address_of_entry_point: u32_at(raw, 16),
-        base_of_code: u32_at(raw, 20),
-        base_of_data: 0,
-        image_base: u64_at(raw, 24),
-        section_alignment: u32_at(raw, 32),
-        file_alignment: u32_at(raw, 36),
-        major_operating_system_version: u16_at(raw, 40),
-        minor_operating_system_version: u16_at(raw, 42),
-        major_image_version: u16_at(raw, 44),
-        minor_image_version: u16_at(raw, 46),
-        major_subsystem_version: u16_at(raw, 48),
-        minor_subsystem_version: u16_at(raw, 50),
-        size_of_image: u32_at(raw, 56),
-        size_of_headers: u32_at(raw, 60),
-        check_sum: u32_at(raw, 64),
-        subsystem: u16_at(raw, 68),
-        dll_characteristics: u16_at(raw, 70),
-        size_of_stack_reserve: u64_at(raw, 72),
-        size_of_stack_commit: u64_at(raw, 80),
-        size_of_heap_reserve: u64_at(raw, 88),
-        size_of_heap_commit: u64_at(raw, 96),
-        loader_flags: u32_at(raw, 104),
-        number_of_rva_and_sizes: u32_at(raw, 108),
+        size_of_stack_reserve: wide(72, 72),
+        size_of_stack_commit: wide(76, 80),
+        size_of_heap_reserve: wide(80, 88),
+        size_of_heap_commit: wide(84, 96),
+        loader_flags: u32_at(raw, 88 + tail),
+        number_of_rva_and_sizes: u32_at(raw, 92 + tail),
     }
 }
 
