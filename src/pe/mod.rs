@@ -351,7 +351,7 @@ impl<'a> Pe<'a> {
         let mut oh_size = OPTIONAL_HEADER32_SIZE;
         let mut pe_type = None;
         if let Some(raw) = padded(69, OPTIONAL_HEADER32_SIZE, &mut warnings) {
-            let oh = optional_header(&raw, false);
+            let oh = read_optional_header(&raw, false);
             optional_header = Some(oh);
             if oh.magic == PE32_MAGIC {
                 pe_type = Some(PE32_MAGIC);
@@ -359,7 +359,7 @@ impl<'a> Pe<'a> {
                 pe_type = Some(PE32_PLUS_MAGIC);
                 oh_size = OPTIONAL_HEADER64_SIZE;
                 optional_header = padded(73, OPTIONAL_HEADER64_SIZE, &mut warnings)
-                    .map(|raw| optional_header(&raw, true));
+                    .map(|raw| read_optional_header(&raw, true));
             }
         }
         let Some(optional_header) = optional_header else {
@@ -893,7 +893,7 @@ impl<'a> Pe<'a> {
 /// 64-bit `ImageBase` in its place, and 64-bit stack and heap sizes, which
 /// move the last two fields by 16 bytes; every other field is at the same
 /// offset.
-fn optional_header(raw: &[u8], plus: bool) -> OptionalHeader {
+fn read_optional_header(raw: &[u8], plus: bool) -> OptionalHeader {
     // A field that is 32-bit in PE32 and 64-bit in PE32+.
     let wide = |at32: usize, at64: usize| {
         if plus {
