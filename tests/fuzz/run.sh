@@ -69,11 +69,19 @@ seed() {
         printf '\x10\x00\xf2' >"$dir/seed-special-proc"
     fi
     if [ "$1" = pe ] || [ "$1" = authenticode ]; then
-        # The PE corpus (tests/golden/pe), up to 64 KiB per file.
+        # The PE corpus (tests/golden/pe), up to 64 KiB per file; for
+        # authenticode (signed files only) behind the mode byte 0x01, "the
+        # rest is the whole file".
         local f
-        find "$ROOT/tests/golden/pe" -type f -size -64k | while read -r f; do
-            cp "$f" "$dir/seed-$(basename "$f")"
-        done
+        if [ "$1" = pe ]; then
+            find "$ROOT/tests/golden/pe" -type f -size -64k | while read -r f; do
+                cp "$f" "$dir/seed-$(basename "$f")"
+            done
+        else
+            find "$ROOT/tests/golden/pe/signed" -type f -name '*.exe' -size -64k | while read -r f; do
+                { printf '\x01'; cat "$f"; } >"$dir/seed-$(basename "$f")"
+            done
+        fi
     fi
 }
 
