@@ -45,7 +45,7 @@ out = {"bytes": sum(map(len, data)), "group": {}}
 def parse(d):
     try:
         return pefile.PE(data=d)
-    except (pefile.PEFormatError, AttributeError):
+    except Exception:   # thrember catches PEFormatError and AttributeError only
         return None
 # The whole vector, as users call it (one parse per file inside).
 start = time.perf_counter()
@@ -54,7 +54,7 @@ with contextlib.redirect_stdout(io.StringIO()):   # "WARN: Unknown pefile warnin
     for d in data:
         try:
             rows.append(fx.feature_vector(d).tolist())
-        except IndexError:                        # the empty file
+        except Exception:   # the empty file (IndexError); pefile's uncaught errors
             rows.append(None)
 out["all"] = time.perf_counter() - start
 # Each group on a parse made beforehand, and the parse alone.
@@ -67,7 +67,7 @@ with contextlib.redirect_stdout(io.StringIO()):
         for d, pe in zip(data, pes):
             try:
                 fe.process_raw_features(fe.raw_features(d, pe))
-            except IndexError:
+            except Exception:
                 pass
         out["group"][fe.name] = time.perf_counter() - start
 out["rows"] = rows
