@@ -5,7 +5,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
 
-.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline serving-lib serving-host fuzz clean predict test-predict
+.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline serving-lib serving-host fuzz clean predict test-predict pe-corpus
 
 all: build
 
@@ -60,6 +60,17 @@ predict: setup
 
 test-predict: predict
 	$(PREDICT_ENV) cargo test --release --features predict --bin rustfx-predict
+
+# The PE test corpus (tests/pe/README.md): installs the mingw-w64 cross
+# compilers if missing (Debian, needs root) and checks that the scripts
+# rebuild the committed files byte for byte (`make test` runs the same
+# check, skipping the MinGW part where the compilers are missing).
+pe-corpus:
+	command -v x86_64-w64-mingw32-gcc >/dev/null && command -v i686-w64-mingw32-gcc >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq gcc-mingw-w64-x86-64 gcc-mingw-w64-i686; }
+	python3 tests/pe/build_corpus.py --check
+	python3 tests/pe/build_directory_cases.py --check
+	python3 tests/pe/build_resource_cases.py --check
 
 demo: build
 	$(VPY) python/demo/train_language_classifier.py

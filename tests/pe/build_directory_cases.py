@@ -4,7 +4,10 @@ relocation, TLS, load config (dynamic relocations), delay import, bound
 import and exception directory readers, one file per warning (or crash)
 they can raise.
 
-    python3 tests/pe/build_directory_cases.py
+    python3 tests/pe/build_directory_cases.py [--check]
+
+With --check it compares with the committed files instead of writing them
+(exit status 1 on a difference).
 
 Standard library only, deterministic; the bases are the committed
 tests/golden/pe/built/exe{32,64}_minimal.exe. Most cases add a last
@@ -368,6 +371,12 @@ def all_cases():
 
 def main():
     cases = all_cases()
+    if "--check" in sys.argv[1:]:
+        committed = {p.name: p.read_bytes() for p in DEST.iterdir()}
+        differ = sorted(set(committed) ^ set(cases)) + sorted(
+            n for n in cases if n in committed and committed[n] != cases[n])
+        print(f"{len(cases)} files, {len(differ)} differences {differ or ''}")
+        sys.exit(1 if differ else 0)
     DEST.mkdir(parents=True, exist_ok=True)
     for old in DEST.iterdir():
         old.unlink()
