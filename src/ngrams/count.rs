@@ -197,9 +197,8 @@ impl<K: Key> Keys<K> {
     /// Sorts the keys: least-significant-digit radix sort, as many passes
     /// of at most [`RADIX_BITS`] as the keys need (two for a million
     /// buckets), the bits spread evenly over them (so two of 10 bits, not 11
-    /// and 9: fewer digits to count per pass), all digits counted in one
-    /// read; no comparisons, so no mispredicted branches. Short batches take
-    /// a comparison sort.
+    /// and 9: fewer digits to count per pass); no comparisons, so no
+    /// mispredicted branches. Short batches take a comparison sort.
     fn sort(&mut self, counts: &mut Vec<u32>, key_bits: u32) {
         let n = self.keys.len();
         if n < 256 {
@@ -212,9 +211,12 @@ impl<K: Key> Keys<K> {
         let mask = (1u64 << bits) - 1;
         counts.clear();
         counts.resize(passes as usize * bins, 0);
-        for &key in &self.keys {
-            for (pass, counts) in counts.chunks_exact_mut(bins).enumerate() {
-                counts[((key.get() >> (pass as u32 * bits)) & mask) as usize] += 1;
+        // A read of the keys per pass (from the L1 or L2) keeps the inner
+        // loop free of the per-pass indexing.
+        for (pass, counts) in counts.chunks_exact_mut(bins).enumerate() {
+            let shift = pass as u32 * bits;
+            for &key in &self.keys[..] {
+                counts[((key.get() >> shift) & mask) as usize] += 1;
             }
         }
         self.spare.clear();
