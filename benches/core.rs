@@ -153,6 +153,39 @@ fn main() {
         &docs,
         ids(hasher(Tokenizer::Byte, HashFamily::Murmur3, vec![4], false)),
     );
+    let plain = CountOptions {
+        binary: false,
+        alternate_sign: false,
+        norm: Norm::None,
+    };
+    let sparse = |h: NgramHasher| {
+        let counter = NgramCounter::new(h, plain).expect("valid");
+        move |d: &[u8]| {
+            let mut row = SparseRow::default();
+            counter.counts(d, &mut row);
+            row
+        }
+    };
+    bench(
+        "ngrams whitespace 1-2 sparse (text)",
+        &text,
+        sparse(hasher(
+            Tokenizer::Whitespace,
+            HashFamily::Fingerprint64,
+            vec![1, 2],
+            false,
+        )),
+    );
+    bench(
+        "ngrams word 1-2 sparse (text)",
+        &text,
+        sparse(hasher(
+            Tokenizer::Word,
+            HashFamily::Fingerprint64,
+            vec![1, 2],
+            true,
+        )),
+    );
     let sk = hasher(
         Tokenizer::SklearnWord,
         HashFamily::Murmur3,

@@ -9,6 +9,9 @@ C headers, Perl).
 
     make bench                    # runs this too
     .venv/bin/python benches/extractors.py --files 600 --repeat 5
+    # n-gram ids and sparse counts only, on Python source, one thread:
+    .venv/bin/python benches/extractors.py --only ids --only sparse \
+        --texts '/usr/lib/python3.11/**/*.py' --files 150 --thread-counts 1
 """
 
 import argparse
@@ -69,8 +72,10 @@ def sample(patterns, count, seed=0, text=False):
     return paths
 
 
-def measure(threads, files, repeat):
-    """In this process: MB/s of every extractor with `threads` intra-op threads."""
+def measure(threads, files, repeat, only, texts_glob):
+    """In this process: MB/s of the extractors whose name contains one of
+    `only` (all if empty) with `threads` intra-op threads; text files from
+    `texts_glob` if given."""
     import tensorflow as tf
     tf.config.threading.set_intra_op_parallelism_threads(threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
@@ -80,12 +85,13 @@ def measure(threads, files, repeat):
         ["/usr/lib/python3*/**/*.py", "/usr/include/**/*.h", "/usr/bin/*",
          "/usr/lib/x86_64-linux-gnu/*.so*"], files)]
     texts = [open(p, "rb").read() for p in sample(
-        ["/usr/lib/python3*/**/*.py", "/usr/include/**/*.h", "/usr/share/perl/**/*.pm"],
-        files * 4, text=True)]
+        texts_glob or ["/usr/lib/python3*/**/*.py", "/usr/include/**/*.h",
+                       "/usr/share/perl/**/*.pm"],
+        files if texts_glob else files * 4, text=True)]
     batches = {False: tf.constant(contents), True: tf.constant(texts)}
     megabytes = {False: sum(map(len, contents)) / 1e6, True: sum(map(len, texts)) / 1e6}
     results = {}
-    for name, text_only, fn, kwargs in EXTRACTORS:
+    for name, text_only, fn, kwargs in selected(only):
         batch = batches[text_only]
         call = getattr(rustfx, fn)
         call(batch[:2], **kwargs)  # builds the kernel once
@@ -100,29 +106,49 @@ def measure(threads, files, repeat):
                 mb=megabytes[False], text_mb=megabytes[True])
 
 
+def selected(only):
+    """The extractors whose name contains one of `only` (all if empty)."""
+    return [e for e in EXTRACTORS if not only or any(o in e[0] for o in only)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=600)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", action="append", default=[], metavar="TEXT",
+                        help="only extractors whose name contains TEXT (repeatable)")
+    parser.add_argument("--texts", action="append", default=[], metavar="GLOB",
+                        help="text files for the n-gram extractors (repeatable; "
+                             "default: Python, C headers and Perl, 4x --files)")
+    parser.add_argument("--thread-counts", type=int, nargs="+", default=[1, 2],
+                        metavar="N", help="intra-op thread counts to run (default: 1 2)")
     parser.add_argument("--threads", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.threads:
-        print(json.dumps(measure(args.threads, args.files, args.repeat)))
+        print(json.dumps(measure(args.threads, args.files, args.repeat, args.only,
+                                 args.texts)))
         return
     runs = {}
-    for threads in (1, 2):
-        out = subprocess.run([sys.executable, __file__, "--threads", str(threads),
-                              "--files", str(args.files), "--repeat", str(args.repeat)],
-                             check=True, capture_output=True, text=True)
+    for threads in args.thread_counts:
+        command = [sys.executable, __file__, "--threads", str(threads),
+                   "--files", str(args.files), "--repeat", str(args.repeat)]
+        command += [f"--only={o}" for o in args.only] + [f"--texts={t}" for t in args.texts]
+        out = subprocess.run(command, check=True, capture_output=True, text=True)
         runs[threads] = json.loads(out.stdout.strip().splitlines()[-1])
-    one, two = runs[1], runs[2]
-    print(f"corpus: {one['files']} files, {one['mb']:.1f} MB ({one['texts']} text files, "
-          f"{one['text_mb']:.1f} MB); one eager call on the whole batch, best of "
+    first = runs[args.thread_counts[0]]
+    print(f"corpus: {first['files']} files, {first['mb']:.1f} MB ({first['texts']} text "
+          f"files, {first['text_mb']:.1f} MB); one eager call on the whole batch, best of "
           f"{args.repeat}; {os.cpu_count()} cores")
-    print("\n| extractor (op) | 1 thread MB/s | 2 threads MB/s | 2 / 1 |\n|---|---:|---:|---:|")
-    for name, *_ in EXTRACTORS:
-        a, b = one["results"][name], two["results"][name]
-        print(f"| {name} | {a:,.0f} | {b:,.0f} | {b / a:.2f}x |")
+    counts = args.thread_counts
+    ratio = len(counts) == 2
+    print("\n| extractor (op) | " + " | ".join(
+        f"{t} thread{'s' * (t > 1)} MB/s" for t in counts)
+        + (f" | {counts[1]} / {counts[0]} |" if ratio else " |"))
+    print("|---|" + "---:|" * (len(counts) + ratio))
+    for name, *_ in selected(args.only):
+        mbs = [runs[t]["results"][name] for t in counts]
+        cells = [f"{m:,.0f}" for m in mbs] + ([f"{mbs[1] / mbs[0]:.2f}x"] if ratio else [])
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

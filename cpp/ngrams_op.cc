@@ -259,15 +259,19 @@ class HashedNgramSparseCountsKernel : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({nnz}), &values));
     OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({2}), &dense_shape));
     // Rows are copied in parallel: they can be larger than the input.
-    auto idx = indices->matrix<int64_t>();
-    auto val = values->flat<float>();
+    // Through plain pointers: each rust::Vec access is a call into Rust.
+    int64_t* idx = indices->matrix<int64_t>().data();
+    float* val = values->flat<float>().data();
     ForEachElement(ctx, n, 1000, [&](int64_t i) {
-      for (int64_t k = starts[i], j = 0; k < starts[i + 1]; ++k, ++j) {
-        idx(k, 0) = i;
+      const int64_t start = starts[i], len = starts[i + 1] - start;
+      if (len == 0) return;
+      const uint64_t* row = row_indices[i].data();
+      for (int64_t j = 0; j < len; ++j) {
+        idx[2 * (start + j)] = i;
         // Below num_buckets <= int64 max (NgramHasher::new).
-        idx(k, 1) = static_cast<int64_t>(row_indices[i][j]);
-        val(k) = row_values[i][j];
+        idx[2 * (start + j) + 1] = static_cast<int64_t>(row[j]);
       }
+      std::memcpy(val + start, row_values[i].data(), len * sizeof(float));
     });
     dense_shape->flat<int64_t>()(0) = n;
     dense_shape->flat<int64_t>()(1) = num_buckets_;

@@ -1,10 +1,11 @@
 //! Summing n-grams per bucket without allocating per document.
 //!
 //! Sparse rows: a [`CountScratch`] records each n-gram's bucket (and sign)
-//! as it comes, radix-sorts a batch of them and sums the runs of equal
-//! buckets, which leaves the distinct buckets sorted as the row needs them.
-//! Each step streams through memory with no data-dependent branch but the
-//! end of a run; a hash table of the distinct buckets (tried: 20% slower on
+//! as it comes, as a 32-bit key whenever the buckets allow, radix-sorts a
+//! batch of them and sums the runs of equal buckets, which leaves the
+//! distinct buckets sorted as the row needs them. Each step streams through
+//! memory with no data-dependent branch (not even at the end of a run, which
+//! on text comes about every other key); a hash table of the distinct buckets (tried: 20% slower on
 //! text) pays a cache miss on most lookups once it outgrows the L1, and
 //! still has to be sorted at the end. Batches bound the memory for huge
 //! documents; their sums are merged.
@@ -21,11 +22,12 @@ use super::Norm;
 /// thread.
 #[derive(Clone, Debug, Default)]
 pub struct CountScratch {
-    /// The batch: per n-gram `bucket << 1 | negative` when signed, else
-    /// `bucket`.
-    keys: Vec<u64>,
-    /// The radix sort's second buffer and digit counts.
-    spare: Vec<u64>,
+    /// The batch, per n-gram `bucket << 1 | negative` when signed, else
+    /// `bucket`: in `narrow` when keys fit 32 bits (up to 2^31 buckets,
+    /// half the memory traffic of `wide`), else in `wide`.
+    narrow: Keys<u32>,
+    wide: Keys<u64>,
+    /// The radix sort's digit counts.
     counts: Vec<u32>,
     signed: bool,
     /// Keys are below `1 << key_bits`.
@@ -37,11 +39,18 @@ pub struct CountScratch {
     merged: Vec<(u64, i64)>,
 }
 
+/// A batch of keys and the radix sort's second buffer.
+#[derive(Clone, Debug, Default)]
+struct Keys<K> {
+    keys: Vec<K>,
+    spare: Vec<K>,
+}
+
 /// Capacity (distinct buckets) of the sum buffers kept between documents.
 const KEEP_SUMS: usize = 1 << 16;
-/// n-grams per batch: 1 MiB of keys (and as much spare), enough for most
-/// documents in one.
-const BATCH: usize = 1 << 17;
+/// n-grams per batch: 1 MiB of keys or less (and as much spare), enough for
+/// most documents in one.
+pub(super) const BATCH: usize = 1 << 17;
 
 impl CountScratch {
     /// Empty buffers; they grow on first use.
@@ -52,7 +61,8 @@ impl CountScratch {
     /// Readies the buffers for a document whose buckets are below
     /// `num_buckets`, with signs when `signed`.
     pub(super) fn begin(&mut self, num_buckets: u64, signed: bool) {
-        self.keys.clear();
+        self.narrow.keys.clear();
+        self.wide.keys.clear();
         self.sums.clear();
         // A huge document's sums are not kept for the thread.
         for sums in [&mut self.sums, &mut self.batch, &mut self.merged] {
@@ -72,8 +82,15 @@ impl CountScratch {
         } else {
             bucket
         };
-        self.keys.push(key);
-        if self.keys.len() == BATCH {
+        let batched = if self.key_bits <= u32::BITS {
+            // Lossless: the key is below 1 << key_bits.
+            self.narrow.keys.push(key as u32);
+            self.narrow.keys.len()
+        } else {
+            self.wide.keys.push(key);
+            self.wide.keys.len()
+        };
+        if batched == BATCH {
             self.flush();
         }
     }
@@ -88,32 +105,18 @@ impl CountScratch {
 
     /// Sorts the batch and adds its sums to `sums`.
     fn flush(&mut self) {
-        if self.keys.is_empty() {
-            return;
-        }
-        self.sort_keys();
-        // Runs of equal buckets become one sum each: +1 per key, -1 for a
-        // negative one (the low bit, when signed).
-        let shift = u32::from(self.signed);
-        let negative = u64::from(self.signed);
-        let value = |key: u64| 1 - 2 * (key & negative) as i64;
         let mut batch = std::mem::take(&mut self.batch);
-        batch.clear();
-        if let Some((&first, rest)) = self.keys.split_first() {
-            let (mut bucket, mut sum) = (first >> shift, value(first));
-            for &key in rest {
-                if key >> shift == bucket {
-                    sum += value(key);
-                } else {
-                    batch.push((bucket, sum));
-                    (bucket, sum) = (key >> shift, value(key));
-                }
-            }
-            batch.push((bucket, sum));
+        let (key_bits, signed) = (self.key_bits, self.signed);
+        if key_bits <= u32::BITS {
+            self.narrow
+                .sum_runs(&mut self.counts, key_bits, signed, &mut batch);
+        } else {
+            self.wide
+                .sum_runs(&mut self.counts, key_bits, signed, &mut batch);
         }
         if self.sums.is_empty() {
             std::mem::swap(&mut self.sums, &mut batch);
-        } else {
+        } else if !batch.is_empty() {
             self.merged.clear();
             let mut old = self.sums.iter().copied().peekable();
             for &(bucket, sum) in &batch {
@@ -133,34 +136,93 @@ impl CountScratch {
             std::mem::swap(&mut self.sums, &mut self.merged);
         }
         self.batch = batch;
+    }
+}
+
+/// A radix-sortable key: `u32` or `u64`.
+trait Key: Copy + Default + Ord {
+    fn get(self) -> u64;
+}
+
+impl Key for u32 {
+    #[inline(always)]
+    fn get(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Key for u64 {
+    #[inline(always)]
+    fn get(self) -> u64 {
+        self
+    }
+}
+
+impl<K: Key> Keys<K> {
+    /// Sorts the keys (below `1 << key_bits`), then replaces `sums` with
+    /// one `(bucket, sum)` per run of equal buckets, in order, and empties
+    /// the batch. A sum adds +1 per key, -1 for a negative one (the low bit
+    /// when `signed`).
+    fn sum_runs(
+        &mut self,
+        counts: &mut Vec<u32>,
+        key_bits: u32,
+        signed: bool,
+        sums: &mut Vec<(u64, i64)>,
+    ) {
+        self.sort(counts, key_bits);
+        let shift = u32::from(signed);
+        let negative = u64::from(signed);
+        // With no branch on where runs end (which is where a loop that
+        // tests it mispredicts, about every other key on text): every key
+        // writes its run's sum so far to the run's slot; a new run starts
+        // a slot. No bucket is u64::MAX (num_buckets <= i64::MAX).
+        sums.clear();
+        sums.resize(self.keys.len(), (0, 0));
+        let (mut runs, mut previous, mut sum) = (0, u64::MAX, 0i64);
+        for &key in &self.keys {
+            let bucket = key.get() >> shift;
+            let value = 1 - 2 * (key.get() & negative) as i64;
+            let new = bucket != previous;
+            // `sum` restarts at a new run: & 0 when new, & !0 when not.
+            sum = value + (sum & (i64::from(new) - 1));
+            runs += usize::from(new);
+            sums[runs - 1] = (bucket, sum);
+            previous = bucket;
+        }
+        sums.truncate(runs);
         self.keys.clear();
     }
 
-    /// Sorts `keys`: least-significant-digit radix sort, [`RADIX_BITS`] per
-    /// pass and only as many passes as the keys have bits (two for a million
-    /// buckets), all digits counted in one read; no comparisons, so no
+    /// Sorts the keys: least-significant-digit radix sort, as many passes
+    /// of at most [`RADIX_BITS`] as the keys need (two for a million
+    /// buckets), the bits spread evenly over them (so two of 10 bits, not 11
+    /// and 9: fewer digits to count per pass); no comparisons, so no
     /// mispredicted branches. Short batches take a comparison sort.
-    fn sort_keys(&mut self) {
+    fn sort(&mut self, counts: &mut Vec<u32>, key_bits: u32) {
         let n = self.keys.len();
         if n < 256 {
             self.keys.sort_unstable();
             return;
         }
-        let passes = self.key_bits.div_ceil(RADIX_BITS).max(1) as usize;
-        let bins = 1 << RADIX_BITS;
-        let mask = (1u64 << RADIX_BITS) - 1;
-        let mut counts = std::mem::take(&mut self.counts);
+        let passes = key_bits.div_ceil(RADIX_BITS).max(1);
+        let bits = key_bits.div_ceil(passes).max(1);
+        let bins = 1 << bits;
+        let mask = (1u64 << bits) - 1;
         counts.clear();
-        counts.resize(passes * bins, 0);
-        for &key in &self.keys {
-            for (pass, counts) in counts.chunks_exact_mut(bins).enumerate() {
-                counts[((key >> (pass as u32 * RADIX_BITS)) & mask) as usize] += 1;
+        counts.resize(passes as usize * bins, 0);
+        // A read of the keys per pass (from the L1 or L2) keeps the inner
+        // loop free of the per-pass indexing.
+        for (pass, counts) in counts.chunks_exact_mut(bins).enumerate() {
+            let shift = pass as u32 * bits;
+            for &key in &self.keys[..] {
+                counts[((key.get() >> shift) & mask) as usize] += 1;
             }
         }
         self.spare.clear();
-        self.spare.resize(n, 0);
+        self.spare.resize(n, K::default());
         for (pass, counts) in counts.chunks_exact_mut(bins).enumerate() {
-            let shift = pass as u32 * RADIX_BITS;
+            let shift = pass as u32 * bits;
             if counts.contains(&(n as u32)) {
                 // Every key has the same digit here: nothing would move.
                 continue;
@@ -171,18 +233,19 @@ impl CountScratch {
                 *count = at;
                 at += keys;
             }
-            for &key in &self.keys {
-                let slot = &mut counts[((key >> shift) & mask) as usize];
-                self.spare[*slot as usize] = key;
+            // Slices, so that the vectors' lengths stay in registers.
+            let spare = &mut self.spare[..];
+            for &key in &self.keys[..] {
+                let slot = &mut counts[((key.get() >> shift) & mask) as usize];
+                spare[*slot as usize] = key;
                 *slot += 1;
             }
             std::mem::swap(&mut self.keys, &mut self.spare);
         }
-        self.counts = counts;
     }
 }
 
-/// Bits of key sorted per radix pass (an 8 KiB histogram).
+/// The most bits of key sorted per radix pass (an 8 KiB histogram).
 const RADIX_BITS: u32 = 11;
 
 /// Applies `norm` to a dense row of counts, giving the values the sparse

@@ -140,14 +140,11 @@ impl TokenBuffer {
                 if lowercase {
                     chunk = ascii_lowercase_chunk(chunk);
                 }
-                let mut len = n;
-                if let Some(joiner) = self.joiner {
-                    let shift = 8 * n;
-                    chunk = chunk & !(0xff << shift) | Chunk::from(joiner) << shift;
-                    len += 1;
-                }
                 self.buf[at..at + CHUNK].copy_from_slice(&chunk.to_le_bytes());
-                self.len = at + len;
+                // A byte store over the chunk's: cheaper than placing the
+                // joiner in the 128-bit chunk with variable shifts.
+                self.len = at + n;
+                self.push_joiner();
                 return;
             }
         }

@@ -569,14 +569,14 @@ impl NgramCounter {
                 .sum::<f64>()
                 .sqrt(),
         };
+        // Two extends of exact length (each one allocation at most).
         row.indices.clear();
+        row.indices.extend(summed.iter().map(|&(index, _)| index));
         row.values.clear();
-        for &(index, sum) in summed {
+        row.values.extend(summed.iter().map(|&(_, sum)| {
             let value = value(sum);
-            row.indices.push(index);
-            row.values
-                .push(if scale > 0.0 { value / scale } else { value } as f32);
-        }
+            (if scale > 0.0 { value / scale } else { value }) as f32
+        }));
     }
 }
 
