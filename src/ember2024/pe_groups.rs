@@ -307,41 +307,41 @@ pub fn write_header(pe: &Pe, out: &mut [f32]) {
         .iter()
         .position(|&s| s == oh.subsystem)
         .unwrap_or(0);
-    let values: [f64; 30] = [
-        f64::from(fh.time_date_stamp),
-        f64::from(fh.number_of_sections),
-        f64::from(fh.number_of_symbols),
-        f64::from(fh.size_of_optional_header),
-        f64::from(fh.pointer_to_symbol_table),
-        machine as f64,
-        subsystem as f64,
-        f64::from(oh.major_image_version),
-        f64::from(oh.minor_image_version),
-        f64::from(oh.major_linker_version),
-        f64::from(oh.minor_linker_version),
-        f64::from(oh.major_operating_system_version),
-        f64::from(oh.minor_operating_system_version),
-        f64::from(oh.major_subsystem_version),
-        f64::from(oh.minor_subsystem_version),
-        f64::from(oh.size_of_code),
-        f64::from(oh.size_of_headers),
-        f64::from(oh.size_of_image),
-        f64::from(oh.size_of_initialized_data),
-        f64::from(oh.size_of_uninitialized_data),
-        oh.size_of_stack_reserve as f64,
-        oh.size_of_stack_commit as f64,
-        oh.size_of_heap_reserve as f64,
-        oh.size_of_heap_commit as f64,
-        f64::from(oh.address_of_entry_point),
-        f64::from(oh.base_of_code),
-        oh.image_base as f64,
-        f64::from(oh.section_alignment),
-        f64::from(oh.check_sum),
-        f64::from(oh.number_of_rva_and_sizes),
+    let values: [f32; 30] = [
+        fh.time_date_stamp as f32,
+        fh.number_of_sections as f32,
+        fh.number_of_symbols as f32,
+        fh.size_of_optional_header as f32,
+        fh.pointer_to_symbol_table as f32,
+        machine as f32,
+        subsystem as f32,
+        oh.major_image_version as f32,
+        oh.minor_image_version as f32,
+        oh.major_linker_version as f32,
+        oh.minor_linker_version as f32,
+        oh.major_operating_system_version as f32,
+        oh.minor_operating_system_version as f32,
+        oh.major_subsystem_version as f32,
+        oh.minor_subsystem_version as f32,
+        oh.size_of_code as f32,
+        oh.size_of_headers as f32,
+        oh.size_of_image as f32,
+        oh.size_of_initialized_data as f32,
+        oh.size_of_uninitialized_data as f32,
+        oh.size_of_stack_reserve as f32,
+        oh.size_of_stack_commit as f32,
+        oh.size_of_heap_reserve as f32,
+        oh.size_of_heap_commit as f32,
+        oh.address_of_entry_point as f32,
+        oh.base_of_code as f32,
+        oh.image_base as f32,
+        oh.section_alignment as f32,
+        oh.check_sum as f32,
+        oh.number_of_rva_and_sizes as f32,
     ];
-    // (A u64 goes to float32 through float64 in thrember too: np.hstack
-    // makes the column float64 first.)
-    put(&mut out[..30], &values);
+    // thrember's column is int64 (np.hstack of ints and bools), cast to
+    // float32 directly: one rounding, as `as f32` does.
+    out[..30].copy_from_slice(&values);
     for bit in 0..16 {
         out[30 + bit] = f32::from(u8::from(fh.characteristics & (1 << bit) != 0));
     }
