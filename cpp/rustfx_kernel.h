@@ -105,7 +105,8 @@ inline void ForEachElement(tensorflow::OpKernelContext* ctx, int64_t n,
 inline void ForEachDocument(
     tensorflow::OpKernelContext* ctx,
     const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
-    int64_t cost_per_byte, const std::function<void(int64_t)>& work) {
+    int64_t cost_per_byte, const std::function<void(int64_t)>& work,
+    uint64_t work_bytes_cap = std::numeric_limits<uint64_t>::max()) {
   constexpr int64_t kBlock = 4096;
   const int64_t n = docs.size();
   if (n == 0) return;
@@ -113,7 +114,9 @@ inline void ForEachDocument(
   int64_t total = 0;
   for (int64_t i = 0; i < n; ++i) {
     starts[i] = total;
-    total += static_cast<int64_t>(docs(i).size()) + 1;
+    // An extractor that stops early (work_bytes_cap) costs no more for a
+    // longer document: counting all of it would unbalance the threads.
+    total += static_cast<int64_t>(std::min<uint64_t>(docs(i).size(), work_bytes_cap)) + 1;
   }
   const int64_t blocks = (total + kBlock - 1) / kBlock;
   auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
@@ -134,16 +137,20 @@ inline void ForEachDocument(
 inline absl::Status ForEachRustCall(
     tensorflow::OpKernelContext* ctx,
     const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
-    int64_t cost_per_byte, const std::function<void(int64_t)>& work) {
+    int64_t cost_per_byte, const std::function<void(int64_t)>& work,
+    uint64_t work_bytes_cap = std::numeric_limits<uint64_t>::max()) {
   FirstError error;
   const std::string& op = ctx->op_kernel().type_string();
-  ForEachDocument(ctx, docs, cost_per_byte, [&](int64_t i) {
-    try {
-      work(i);
-    } catch (const std::exception& e) {
-      error.Record(i, absl::InternalError(op + ": " + e.what()));
-    }
-  });
+  ForEachDocument(
+      ctx, docs, cost_per_byte,
+      [&](int64_t i) {
+        try {
+          work(i);
+        } catch (const std::exception& e) {
+          error.Record(i, absl::InternalError(op + ": " + e.what()));
+        }
+      },
+      work_bytes_cap);
   return error.status();
 }
 
@@ -160,7 +167,7 @@ inline absl::Status AppendDim(tensorflow::shape_inference::InferenceContext* c,
 // input.shape + [width]; `write` throws rust::Error on a bug.
 template <typename T, typename Write>
 void ComputeRows(tensorflow::OpKernelContext* ctx, int64_t width,
-                 int64_t cost_per_byte, Write write) {
+                 int64_t cost_per_byte, uint64_t work_bytes_cap, Write write) {
   const tensorflow::Tensor& input = ctx->input(0);
   tensorflow::TensorShape shape = input.shape();
   OP_REQUIRES_OK(ctx, shape.AddDimWithStatus(width));
@@ -168,9 +175,12 @@ void ComputeRows(tensorflow::OpKernelContext* ctx, int64_t width,
   OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &output));
   auto docs = input.flat<tensorflow::tstring>();
   T* rows = output->flat<T>().data();
-  OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, docs, cost_per_byte, [&](int64_t i) {
-                   write(AsBytes(docs(i)), rust::Slice<T>(rows + i * width, width));
-                 }));
+  OP_REQUIRES_OK(ctx, ForEachRustCall(
+                          ctx, docs, cost_per_byte,
+                          [&](int64_t i) {
+                            write(AsBytes(docs(i)), rust::Slice<T>(rows + i * width, width));
+                          },
+                          work_bytes_cap));
 }
 
 // The value type of each bridge row type.
@@ -211,7 +221,7 @@ class RowKernel : public tensorflow::OpKernel {
     using T = typename RowValue<typename Op::Rows>::type;
     const typename Op::Rows& rows = **rows_;
     ComputeRows<T>(ctx, static_cast<int64_t>(rows.width()), Op::kCostPerByte,
-                   [&rows](rust::Slice<const uint8_t> doc, rust::Slice<T> row) {
+                   rows.work_bytes_hint(), [&rows](rust::Slice<const uint8_t> doc, rust::Slice<T> row) {
                      rows.write_row(doc, row);
                    });
   }

@@ -125,16 +125,19 @@ mod ffi {
         /// A validated fixed-width extractor of float32 rows.
         type FloatRows;
         fn width(self: &FloatRows) -> usize;
+        fn work_bytes_hint(self: &FloatRows) -> u64;
         fn write_row(self: &FloatRows, doc: &[u8], out: &mut [f32]) -> Result<()>;
 
         /// A validated fixed-width extractor of int32 rows.
         type Int32Rows;
         fn width(self: &Int32Rows) -> usize;
+        fn work_bytes_hint(self: &Int32Rows) -> u64;
         fn write_row(self: &Int32Rows, doc: &[u8], out: &mut [i32]) -> Result<()>;
 
         /// A validated fixed-width extractor of int64 rows.
         type Int64Rows;
         fn width(self: &Int64Rows) -> usize;
+        fn work_bytes_hint(self: &Int64Rows) -> u64;
         fn write_row(self: &Int64Rows, doc: &[u8], out: &mut [i64]) -> Result<()>;
 
         // Fixed-width extractors, one constructor each.
@@ -293,6 +296,11 @@ macro_rules! row_type {
 
             fn width(&self) -> usize {
                 self.0.width()
+            }
+
+            /// The extractor's work hint, `u64::MAX` for "the whole document".
+            fn work_bytes_hint(&self) -> u64 {
+                self.0.work_bytes_hint().map_or(u64::MAX, |n| n as u64)
             }
 
             fn write_row(&self, doc: &[u8], out: &mut [$value]) -> BridgeResult<()> {

@@ -190,6 +190,11 @@ impl RowExtractor for ByteSequence {
         check_width(out.len(), self.max_len)?;
         self.write(doc, out)
     }
+
+    /// Head and head_tail both read at most `max_len` bytes.
+    fn work_bytes_hint(&self) -> Option<usize> {
+        Some(self.max_len)
+    }
 }
 
 #[cfg(test)]

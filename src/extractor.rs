@@ -33,6 +33,15 @@ pub trait RowExtractor: Send + Sync {
     /// `out` untouched).
     fn write_row(&self, doc: &[u8], out: &mut [Self::Value]) -> Result<()>;
 
+    /// At most how many bytes of a document computing its row costs, when
+    /// the extractor stops early (a sequence of `max_tokens` ids, the first
+    /// `max_len` bytes); `None`: the whole document. Only a hint: kernels
+    /// split a batch between threads by each document's cost, and without
+    /// the cap one long document would count as far more work than it is.
+    fn work_bytes_hint(&self) -> Option<usize> {
+        None
+    }
+
     /// The row of `doc` in a new vector.
     fn row(&self, doc: &[u8]) -> Vec<Self::Value> {
         let mut out = vec![Self::Value::default(); self.width()];

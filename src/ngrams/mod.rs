@@ -494,7 +494,17 @@ impl RowExtractor for NgramSequence {
         self.fill(doc, out);
         Ok(())
     }
+
+    /// An estimate, not a bound: the row is full after `max_tokens` ids,
+    /// at most one token each, and a token with its separator rarely takes
+    /// more than 16 bytes.
+    fn work_bytes_hint(&self) -> Option<usize> {
+        Some(self.max_tokens.saturating_mul(SEQUENCE_BYTES_PER_ID))
+    }
 }
+
+/// Bytes of input per id assumed by [`NgramSequence`]'s work hint.
+const SEQUENCE_BYTES_PER_ID: usize = 16;
 
 /// Bags of n-grams, weighted as scikit-learn's `HashingVectorizer` does.
 #[derive(Clone, Debug)]

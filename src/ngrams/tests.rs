@@ -902,3 +902,28 @@ fn python_lowercasing_in_context() {
         ["i\u{307}", "\u{307}ς", "ς "]
     );
 }
+
+/// Kernels balance threads by each document's cost: a sequence stops after
+/// `max_tokens` ids, so its cost is capped; counts read everything.
+#[test]
+fn work_hints_cap_only_what_stops_early() {
+    use crate::byte_sequence::{ByteSequence, Sampling};
+    use crate::extractor::RowExtractor;
+    let h = hasher(Tokenizer::Whitespace, &[1, 2], false);
+    let seq = NgramSequence::new(h.clone(), 1024, -1).unwrap();
+    assert_eq!(seq.work_bytes_hint(), Some(1024 * 16));
+    let options = CountOptions {
+        binary: false,
+        alternate_sign: false,
+        norm: Norm::None,
+    };
+    let narrow = NgramHasher::new(NgramConfig {
+        num_buckets: 1 << 10,
+        ..h.config().clone()
+    })
+    .unwrap();
+    let counts = NgramCounts::new(NgramCounter::new(narrow, options).unwrap()).unwrap();
+    assert_eq!(counts.work_bytes_hint(), None);
+    let bytes = ByteSequence::new(4096, 1, 0, Sampling::HeadTail).unwrap();
+    assert_eq!(bytes.work_bytes_hint(), Some(4096));
+}
