@@ -91,6 +91,24 @@ pub(super) fn nibble_counts(data: &[u8]) -> [u64; 16] {
     counts
 }
 
+/// `counts / counts.sum()` the way EMBER's and thrember's numpy code computes
+/// it: each count as `float32`, summed with numpy's float32 pairwise sum
+/// (which rounds once the running sums pass 2^24), then a `float32`
+/// division. Equal to [`normalise`] until the sum passes 2^24; zeros for an
+/// empty input. For `ember_features`, whose contract is thrember's exact
+/// output.
+pub(crate) fn normalise_like_numpy_f32(counts: &[u64], out: &mut [f32]) {
+    let counts: Vec<f32> = counts.iter().map(|&c| c as f32).collect();
+    let total = super::numpy::numpy_sum_f32(&counts);
+    if total == 0.0 {
+        out.fill(0.0);
+        return;
+    }
+    for (o, &c) in out.iter_mut().zip(&counts) {
+        *o = c / total;
+    }
+}
+
 /// Writes `counts / Σcounts` as the correctly rounded `float32` of the exact
 /// ratio (see the module docs), or the empty-input value when the sum is 0.
 pub(super) fn normalise<'a>(

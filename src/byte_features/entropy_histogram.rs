@@ -83,6 +83,14 @@ impl EntropyHistogram {
         normalise(grid.iter().flatten(), empty, out);
     }
 
+    /// The 16×16 grid of counts before normalising (`ember_features`
+    /// normalises it as thrember's numpy does).
+    pub(crate) fn counts(&self, data: &[u8]) -> [[u64; 16]; 16] {
+        let mut grid = [[0u64; 16]; 16];
+        self.accumulate(data, &mut grid, self.overlap());
+        grid
+    }
+
     /// The fastest way to count overlapping blocks with these parameters.
     fn overlap(&self) -> Overlap {
         if self.step < SLIDE_BYTE_BY_BYTE_BELOW {

@@ -103,7 +103,7 @@ pub use strings::{string_features, StringFeatures};
 // Shared with the EMBER2024 extractors: byte counts (for `file_info`'s
 // entropy), numpy's float64 sum and the string statistics both string groups
 // start with (for `ember2024_strings`).
-pub(crate) use counting::byte_counts;
+pub(crate) use counting::{byte_counts, normalise_like_numpy_f32};
 pub(crate) use numpy::numpy_sum_f64;
 pub(crate) use strings::put_string_statistics;
 

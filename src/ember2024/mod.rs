@@ -6,11 +6,18 @@
 //! | group | values | from |
 //! |---|---:|---|
 //! | general | 7 | [`GeneralFileInfo`] plus `is_pe` |
-//! | histogram | 256 | [`ByteHistogram`] |
-//! | byteentropy | 256 | [`ByteEntropyHistogram`] (window 2048, step 1024) |
+//! | histogram | 256 | the byte counts of [`crate::byte_features::ByteHistogram`] |
+//! | byteentropy | 256 | the grid of [`EntropyHistogram`] (window 2048, step 1024) |
 //! | strings | 177 | [`Ember2024Strings`] |
 //! | header, section, imports, exports, datadirectories, richheader, pefilewarnings | 74, 224, 1282, 129, 34, 33, 88 | [`crate::pe`], in `pe_groups` |
 //! | authenticode | 8 | [`crate::pe::authenticode`] |
+//!
+//! Both histograms are normalised as thrember's numpy code does it (float32
+//! counts, numpy's float32 pairwise sum, a float32 division), so they agree
+//! with thrember on files of any size; `byte_histogram` and
+//! `byte_entropy_histogram` divide by the exact sum instead, which differs
+//! once the counts pass 2^24 (files over 16 MiB, or 8 MiB for the
+//! overlapping entropy windows).
 //!
 //! A file pefile rejects gets zeros in the PE groups, as in thrember.
 //! thrember raises `IndexError` on an empty file; rustfx gives it an
@@ -33,7 +40,7 @@ mod pe_groups;
 pub use pe_groups::{warning_id, PEFILE_WARNINGS};
 
 use crate::byte_features::{
-    ByteEntropyHistogram, ByteHistogram, EmptyInput, EMBER_STEP, EMBER_WINDOW,
+    byte_counts, normalise_like_numpy_f32, EntropyHistogram, EMBER_STEP, EMBER_WINDOW,
 };
 use crate::ember2024_strings::{Ember2024Strings, PATTERNS};
 use crate::extractor::{check_width, RowExtractor};
@@ -204,8 +211,7 @@ pub struct EmberFeatures {
     groups: Vec<EmberGroup>,
     width: usize,
     needs_pe: bool,
-    histogram: ByteHistogram,
-    byte_entropy: ByteEntropyHistogram,
+    byte_entropy: EntropyHistogram,
     strings: Ember2024Strings,
 }
 
@@ -235,8 +241,7 @@ impl EmberFeatures {
             width: groups.iter().map(|g| g.width()).sum(),
             needs_pe: groups.iter().any(|g| g.needs_pe()),
             groups,
-            histogram: ByteHistogram::new(EmptyInput::Zeros),
-            byte_entropy: ByteEntropyHistogram::new(EMBER_WINDOW, EMBER_STEP, EmptyInput::Zeros)?,
+            byte_entropy: EntropyHistogram::new(EMBER_WINDOW, EMBER_STEP)?,
             strings: Ember2024Strings::new()?,
         })
     }
@@ -280,8 +285,14 @@ impl RowExtractor for EmberFeatures {
                     slot[2] = f32::from(u8::from(pe.is_some()));
                     slot[3..].copy_from_slice(&general[2..]);
                 }
-                EmberGroup::Histogram => self.histogram.write_row(doc, slot)?,
-                EmberGroup::ByteEntropy => self.byte_entropy.write_row(doc, slot)?,
+                // thrember's float32 normalisation, not byte_histogram's
+                // exact one: they differ once the counts pass 2^24 (files
+                // over 16 MiB; over 8 MiB for the overlapping windows).
+                EmberGroup::Histogram => normalise_like_numpy_f32(&byte_counts(doc), slot),
+                EmberGroup::ByteEntropy => {
+                    let grid = self.byte_entropy.counts(doc);
+                    normalise_like_numpy_f32(grid.as_flattened(), slot)
+                }
                 EmberGroup::Strings => self.strings.write_row(doc, slot)?,
                 EmberGroup::Header
                 | EmberGroup::Section

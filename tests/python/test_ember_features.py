@@ -178,3 +178,40 @@ def test_ember_classifier_example_trains_and_exports():
     accuracy = float(out.split("held-out accuracy: ")[1].split()[0])
     assert accuracy > 0.6, out
     assert "the reloaded model agrees" in out, out
+
+
+def numpy_histograms(data, window=2048, step=1024):
+    """thrember's histogram and byteentropy groups, written with numpy as
+    its definition does: float32 counts, numpy's float32 sum, float32
+    division."""
+    a = np.frombuffer(data, dtype=np.uint8)
+    counts = np.bincount(a, minlength=256).astype(np.float32)
+    histogram = counts / counts.sum()
+    grid = np.zeros((16, 16), dtype=np.int32)
+    shape = (a.shape[0] - window + 1, window)
+    blocks = np.lib.stride_tricks.as_strided(a, shape=shape, strides=(1, 1))[::step, :]
+    for block in blocks:
+        c = np.bincount(block >> 4, minlength=16)
+        p = c.astype(np.float32) / window
+        wh = np.where(c)[0]
+        h = np.sum(-p[wh] * np.log2(p[wh])) * 2
+        grid[min(int(h * 2), 15), :] += c
+    g = grid.flatten().astype(np.float32)
+    return histogram, g / g.sum()
+
+
+def test_histograms_follow_numpys_float32_sums_on_large_files():
+    """Past 2^24 counts numpy's float32 sum rounds: ember_features follows
+    thrember's numpy arithmetic there (byte_histogram divides by the exact
+    sum, so the two differ, which shows the case is exercised)."""
+    # 2^25 + 1 zeros (a count float32 cannot hold: numpy rounds it) and
+    # every other byte value three times, then 64 KiB of random bytes.
+    rng = np.random.default_rng(5)
+    data = (bytes((1 << 25) + 1) + bytes(range(1, 256)) * 3
+            + rng.integers(0, 256, 1 << 16).astype(np.uint8).tobytes())
+    histogram, byteentropy = numpy_histograms(data)
+    ours = rustfx.ember_features([data], groups=["histogram", "byteentropy"]).numpy()[0]
+    np.testing.assert_array_equal(bits(ours[:256]), bits(histogram))
+    np.testing.assert_array_equal(bits(ours[256:]), bits(byteentropy))
+    exact = rustfx.byte_histogram([data]).numpy()[0]
+    assert (bits(exact) != bits(histogram)).any()
