@@ -39,15 +39,25 @@ def corpus(count, seed=0):
     return paths, [open(p, "rb").read() for p in paths]
 
 
-def best_seconds(ds, repeat):
-    """Best-of-`repeat` seconds of one pass over `ds`."""
+def best_call_seconds(fn, repeat, warm_up=True):
+    """Best-of-`repeat` seconds of `fn()`; with `warm_up`, after one untimed
+    call (which builds kernels and fills caches)."""
+    if warm_up:
+        fn()
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
-        for _ in ds:
-            pass
+        fn()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def best_seconds(ds, repeat):
+    """Best-of-`repeat` seconds of one pass over `ds`."""
+    def one_pass():
+        for _ in ds:
+            pass
+    return best_call_seconds(one_pass, repeat, warm_up=False)
 
 
 def run(contents, fx, batch_size, repeat):

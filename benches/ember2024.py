@@ -24,9 +24,10 @@ import os
 import random
 import subprocess
 import sys
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from bench_ops import best_call_seconds  # noqa: E402  (benches/, the script's own dir)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GROUPS = ["general", "histogram", "byteentropy", "strings", "header", "section",
@@ -92,16 +93,6 @@ def pe_files():
                                        recursive=True) if os.path.isfile(p))
 
 
-def best_seconds(fn, repeat):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def run_corpus(name, files, args, tf, rustfx):
     import numpy as np
     data = [open(f, "rb").read() for f in files]
@@ -129,10 +120,10 @@ def run_corpus(name, files, args, tf, rustfx):
               f"{len(files) / thrember_seconds:,.1f} | {total / 1e6 / thrember_seconds:,.2f} | "
               f"{thrember_seconds / seconds:,.0f}x |")
 
-    row("all 2568 values", best_seconds(lambda: rustfx.ember_features(docs), args.repeat),
+    row("all 2568 values", best_call_seconds(lambda: rustfx.ember_features(docs), args.repeat),
         theirs["all"])
     for group in GROUPS:
-        seconds = best_seconds(lambda: rustfx.ember_features(docs, groups=[group]), args.repeat)
+        seconds = best_call_seconds(lambda: rustfx.ember_features(docs, groups=[group]), args.repeat)
         # thrember parses once for all PE groups: its parse is counted with
         # each PE group as rustfx's is.
         extra = theirs["parse"] if group not in BYTE_GROUPS else 0.0
@@ -148,8 +139,8 @@ def pipelines(files, args, tf, rustfx):
               .prefetch(tf.data.AUTOTUNE))
         return lambda: sum(int(b.shape[0]) for b in ds)
     total = sum(os.path.getsize(f) for f in files)
-    whole = best_seconds(run([]), args.repeat)
-    byte = best_seconds(run(BYTE_GROUPS), args.repeat)
+    whole = best_call_seconds(run([]), args.repeat)
+    byte = best_call_seconds(run(BYTE_GROUPS), args.repeat)
     print(f"\ntf.data, read_files + ember_features, {len(files)} files, {total / 1e6:.1f} MB, "
           f"all cores: whole vector {total / 1e6 / whole:,.0f} MB/s, byte groups alone "
           f"{total / 1e6 / byte:,.0f} MB/s: the whole vector takes {whole / byte:.2f}x the time")

@@ -21,7 +21,6 @@ import os
 import random
 import subprocess
 import sys
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -80,6 +79,7 @@ def measure(threads, files, repeat, only, texts_glob):
     tf.config.threading.set_intra_op_parallelism_threads(threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     import rustfx
+    from bench_ops import best_call_seconds
 
     contents = [open(p, "rb").read() for p in sample(
         ["/usr/lib/python3*/**/*.py", "/usr/include/**/*.h", "/usr/bin/*",
@@ -95,13 +95,11 @@ def measure(threads, files, repeat, only, texts_glob):
         batch = batches[text_only]
         call = getattr(rustfx, fn)
         call(batch[:2], **kwargs)  # builds the kernel once
-        best = float("inf")
-        for _ in range(repeat):
-            start = time.perf_counter()
+
+        def run(call=call, batch=batch, kwargs=kwargs):
             out = call(batch, **kwargs)
             _ = out.values if hasattr(out, "values") else out
-            best = min(best, time.perf_counter() - start)
-        results[name] = megabytes[text_only] / best
+        results[name] = megabytes[text_only] / best_call_seconds(run, repeat, warm_up=False)
     return dict(results=results, files=len(contents), texts=len(texts),
                 mb=megabytes[False], text_mb=megabytes[True])
 
