@@ -318,6 +318,14 @@ fn murmur_fmix32(mut h: u32) -> u32 {
     h
 }
 
+/// scikit-learn's bucket among `n` (`FeatureHasher`, `HashingVectorizer`)
+/// for the one hash whose `abs` overflows, `i32::MIN`: it defines
+/// `abs(-2**31) % n` as `(2**31 - 1 - (n - 1)) % n`. Every other hash `h`
+/// goes to `h.unsigned_abs() % n`.
+pub fn sklearn_bucket_of_i32_min(n: u64) -> u64 {
+    (i32::MAX as u64 - (n - 1)) % n
+}
+
 /// MurmurHash3_x86_32 of `bytes` with `seed`, as in Austin Appleby's
 /// reference implementation.
 ///

@@ -6,7 +6,7 @@
 //! `FeatureHasher`) and cast to float32 once, as thrember's `astype` does.
 
 use crate::file_info::pefile_entropy;
-use crate::hashing::murmur3_x86_32;
+use crate::hashing::{murmur3_x86_32, sklearn_bucket_of_i32_min};
 use crate::pe::{Pe, Section, DOS_FIELDS};
 use crate::unicode_classes::python_str_lower;
 
@@ -20,8 +20,7 @@ pub(crate) fn feature_hash(out: &mut [f64], feature: &[u8], value: f64, alternat
     let n = out.len() as u64;
     let h = murmur3_x86_32(feature, 0) as i32;
     let index = if h == i32::MIN {
-        // scikit-learn's definition of abs(-2**31) % n.
-        (i32::MAX as u64 - (n - 1)) % n
+        sklearn_bucket_of_i32_min(n)
     } else {
         u64::from(h.unsigned_abs()) % n
     };

@@ -43,7 +43,7 @@ mod tests;
 pub use count::CountScratch;
 
 use crate::extractor::{check_width, RowExtractor};
-use crate::hashing::{fingerprint64, murmur3_x86_32};
+use crate::hashing::{fingerprint64, murmur3_x86_32, sklearn_bucket_of_i32_min};
 use crate::{Error, ErrorKind, Result};
 use count::normalize_dense;
 use grams::{
@@ -309,9 +309,7 @@ impl NgramHasher {
             HashFamily::Murmur3 => {
                 let h = murmur3_x86_32(gram, 0) as i32;
                 let index = if h == i32::MIN {
-                    // scikit-learn's definition of abs(-2**31) % n.
-                    let n = self.config.num_buckets;
-                    (i32::MAX as u64 - (n - 1)) % n
+                    sklearn_bucket_of_i32_min(self.config.num_buckets)
                 } else {
                     self.reduce.apply32(h.unsigned_abs())
                 };
