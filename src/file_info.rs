@@ -47,19 +47,33 @@ impl RowExtractor for GeneralFileInfo {
     }
 
     fn write_row(&self, doc: &[u8], out: &mut [f32]) -> Result<()> {
-        let row: &mut [f32; GENERAL_FILE_INFO_DIM] = fixed_row(out)?;
-        row[0] = doc.len() as f32;
-        row[1] = pefile_entropy(doc) as f32;
-        for (slot, k) in row[2..].iter_mut().zip(0..) {
-            *slot = doc.get(k).map_or(0.0, |&b| f32::from(b));
-        }
+        write_general_file_info(doc, &byte_counts(doc), fixed_row(out)?);
         Ok(())
+    }
+}
+
+/// The [`GeneralFileInfo`] row of `data`, whose byte counts
+/// (`byte_features::byte_counts`) the caller has (`ember_features` shares
+/// them between groups).
+pub(crate) fn write_general_file_info(
+    data: &[u8],
+    counts: &[u64; 256],
+    row: &mut [f32; GENERAL_FILE_INFO_DIM],
+) {
+    row[0] = data.len() as f32;
+    row[1] = pefile_entropy_of_counts(data, counts) as f32;
+    for (slot, k) in row[2..].iter_mut().zip(0..) {
+        *slot = data.get(k).map_or(0.0, |&b| f32::from(b));
     }
 }
 
 /// pefile's `entropy_H` (see the module docs); 0 for an empty input.
 pub fn pefile_entropy(data: &[u8]) -> f64 {
-    let counts = byte_counts(data);
+    pefile_entropy_of_counts(data, &byte_counts(data))
+}
+
+/// [`pefile_entropy`] given the byte counts of `data`.
+fn pefile_entropy_of_counts(data: &[u8], counts: &[u64; 256]) -> f64 {
     let distinct = counts.iter().filter(|&&c| c != 0).count();
     // Byte values in the order they first occur, as Python's Counter keeps;
     // the scan stops once every distinct value has been seen.

@@ -97,8 +97,8 @@ pub(super) fn nibble_counts(data: &[u8]) -> [u64; 16] {
 /// division. Equal to [`normalise`] until the sum passes 2^24; zeros for an
 /// empty input. For `ember_features`, whose contract is thrember's exact
 /// output.
-pub(crate) fn normalise_like_numpy_f32(counts: &[u64], out: &mut [f32]) {
-    let counts: Vec<f32> = counts.iter().map(|&c| c as f32).collect();
+pub(crate) fn normalise_like_numpy_f32(counts: &[u64; 256], out: &mut [f32]) {
+    let counts = counts.map(|c| c as f32);
     let total = super::numpy::numpy_sum_f32(&counts);
     if total == 0.0 {
         out.fill(0.0);

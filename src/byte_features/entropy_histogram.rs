@@ -83,12 +83,15 @@ impl EntropyHistogram {
         normalise(grid.iter().flatten(), empty, out);
     }
 
-    /// The 16×16 grid of counts before normalising (`ember_features`
-    /// normalises it as thrember's numpy does).
-    pub(crate) fn counts(&self, data: &[u8]) -> [[u64; 16]; 16] {
+    /// The 16×16 grid of counts before normalising, row-major as
+    /// [`EntropyHistogram::compute`] writes it (`ember_features` normalises
+    /// it as thrember's numpy does).
+    pub(crate) fn counts(&self, data: &[u8]) -> [u64; BYTE_ENTROPY_HISTOGRAM_DIM] {
         let mut grid = [[0u64; 16]; 16];
         self.accumulate(data, &mut grid, self.overlap());
-        grid
+        let mut flat = [0u64; BYTE_ENTROPY_HISTOGRAM_DIM];
+        flat.copy_from_slice(grid.as_flattened());
+        flat
     }
 
     /// The fastest way to count overlapping blocks with these parameters.

@@ -5,7 +5,7 @@
 //!
 //! | group | values | from |
 //! |---|---:|---|
-//! | general | 7 | [`GeneralFileInfo`] plus `is_pe` |
+//! | general | 7 | [`crate::file_info::GeneralFileInfo`] plus `is_pe` |
 //! | histogram | 256 | the byte counts of [`crate::byte_features::ByteHistogram`] |
 //! | byteentropy | 256 | the grid of [`EntropyHistogram`] (window 2048, step 1024) |
 //! | strings | 177 | [`Ember2024Strings`] |
@@ -44,7 +44,7 @@ use crate::byte_features::{
 };
 use crate::ember2024_strings::{Ember2024Strings, PATTERNS};
 use crate::extractor::{check_width, RowExtractor};
-use crate::file_info::GeneralFileInfo;
+use crate::file_info::{write_general_file_info, GENERAL_FILE_INFO_DIM};
 use crate::pe::Pe;
 use crate::{Error, Result};
 
@@ -211,6 +211,7 @@ pub struct EmberFeatures {
     groups: Vec<EmberGroup>,
     width: usize,
     needs_pe: bool,
+    needs_byte_counts: bool,
     byte_entropy: EntropyHistogram,
     strings: Ember2024Strings,
 }
@@ -240,6 +241,9 @@ impl EmberFeatures {
         Ok(EmberFeatures {
             width: groups.iter().map(|g| g.width()).sum(),
             needs_pe: groups.iter().any(|g| g.needs_pe()),
+            needs_byte_counts: groups
+                .iter()
+                .any(|g| matches!(g, EmberGroup::General | EmberGroup::Histogram)),
             groups,
             byte_entropy: EntropyHistogram::new(EMBER_WINDOW, EMBER_STEP)?,
             strings: Ember2024Strings::new()?,
@@ -267,8 +271,11 @@ impl RowExtractor for EmberFeatures {
     fn write_row(&self, doc: &[u8], out: &mut [f32]) -> Result<()> {
         check_width(out.len(), self.width)?;
         out.fill(0.0);
+        // One count of the bytes serves `general` (entropy), `histogram`
+        // and pefile's byte-share warnings.
+        let counts = self.needs_byte_counts.then(|| byte_counts(doc));
         let pe = if self.needs_pe {
-            Pe::parse(doc).ok()
+            Pe::parse_with_byte_counts(doc, counts.as_ref()).ok()
         } else {
             None
         };
@@ -278,8 +285,12 @@ impl RowExtractor for EmberFeatures {
             rest = tail;
             match group {
                 EmberGroup::General => {
-                    let mut general = [0f32; 6];
-                    GeneralFileInfo.write_row(doc, &mut general)?;
+                    let mut general = [0f32; GENERAL_FILE_INFO_DIM];
+                    write_general_file_info(
+                        doc,
+                        &counts.unwrap_or_else(|| byte_counts(doc)),
+                        &mut general,
+                    );
                     slot[..2].copy_from_slice(&general[..2]);
                     // An empty file cannot be PE; thrember raises on it.
                     slot[2] = f32::from(u8::from(pe.is_some()));
@@ -288,10 +299,11 @@ impl RowExtractor for EmberFeatures {
                 // thrember's float32 normalisation, not byte_histogram's
                 // exact one: they differ once the counts pass 2^24 (files
                 // over 16 MiB; over 8 MiB for the overlapping windows).
-                EmberGroup::Histogram => normalise_like_numpy_f32(&byte_counts(doc), slot),
+                EmberGroup::Histogram => {
+                    normalise_like_numpy_f32(&counts.unwrap_or_else(|| byte_counts(doc)), slot)
+                }
                 EmberGroup::ByteEntropy => {
-                    let grid = self.byte_entropy.counts(doc);
-                    normalise_like_numpy_f32(grid.as_flattened(), slot)
+                    normalise_like_numpy_f32(&self.byte_entropy.counts(doc), slot)
                 }
                 EmberGroup::Strings => self.strings.write_row(doc, slot)?,
                 EmberGroup::Header

@@ -260,6 +260,16 @@ pub(crate) fn until_nul(data: &[u8]) -> &[u8] {
 impl<'a> Pe<'a> {
     /// Parses `data` as pefile does, or says why pefile would raise.
     pub fn parse(data: &'a [u8]) -> Result<Pe<'a>, NotPe> {
+        Self::parse_with_byte_counts(data, None)
+    }
+
+    /// [`Pe::parse`] for a caller that has already counted the bytes of
+    /// `data` (`byte_features::byte_counts`), which pefile's first warnings
+    /// need; `None` counts them once the file is known to be PE.
+    pub fn parse_with_byte_counts(
+        data: &'a [u8],
+        byte_counts: Option<&[u64; 256]>,
+    ) -> Result<Pe<'a>, NotPe> {
         let mut warnings = Vec::new();
         if data.len() < 64 {
             return Err(NotPe(
@@ -463,7 +473,15 @@ impl<'a> Pe<'a> {
         // pefile counts the bytes first of all; the warnings only matter for
         // a file it accepts (thrember reads them as a set), so rustfx counts
         // last and never for a file that is not PE.
-        byte_share_warnings(data, &mut pe.warnings);
+        let counted;
+        let byte_counts = match byte_counts {
+            Some(counts) => counts,
+            None => {
+                counted = crate::byte_features::byte_counts(data);
+                &counted
+            }
+        };
+        byte_share_warnings(data.len(), byte_counts, &mut pe.warnings);
         Ok(pe)
     }
 
@@ -938,12 +956,11 @@ fn read_optional_header(raw: &[u8], plus: bool) -> OptionalHeader {
 
 /// pefile's first warnings: any byte value that makes up more than half
 /// (zero) or 15% (any other) of the file.
-fn byte_share_warnings(data: &[u8], warnings: &mut Vec<String>) {
-    if data.is_empty() {
+fn byte_share_warnings(len: usize, counts: &[u64; 256], warnings: &mut Vec<String>) {
+    if len == 0 {
         return;
     }
-    let counts = crate::byte_features::byte_counts(data);
-    let len = data.len() as f64;
+    let len = len as f64;
     for (byte, &count) in counts.iter().enumerate() {
         let share = count as f64 / len;
         if (byte == 0 && share > 0.5) || (byte != 0 && share > 0.15) {
