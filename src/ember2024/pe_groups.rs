@@ -5,6 +5,8 @@
 //! computed in float64 (Python's ints and floats, scikit-learn's float64
 //! `FeatureHasher`) and cast to float32 once, as thrember's `astype` does.
 
+use std::collections::hash_map::{Entry, HashMap};
+
 use crate::file_info::pefile_entropy;
 use crate::hashing::{murmur3_x86_32, sklearn_bucket_of_i32_min};
 use crate::pe::{Pe, Section, DOS_FIELDS};
@@ -222,14 +224,16 @@ pub fn write_imports(pe: &Pe, out: &mut [f32]) {
     };
     // thrember keys a dict by DLL name: a repeated name keeps its first
     // position and its last descriptor's symbols.
+    // (A map from name to slot: thousands of descriptors stay linear.)
     let mut by_name: Vec<(&[u8], usize)> = Vec::new();
+    let mut slot_of: HashMap<&[u8], usize> = HashMap::new();
     for (k, dll) in dlls.iter().enumerate() {
-        match by_name
-            .iter_mut()
-            .find(|(name, _)| *name == dll.dll.as_slice())
-        {
-            Some(slot) => slot.1 = k,
-            None => by_name.push((&dll.dll, k)),
+        match slot_of.entry(dll.dll.as_slice()) {
+            Entry::Occupied(slot) => by_name[*slot.get()].1 = k,
+            Entry::Vacant(slot) => {
+                slot.insert(by_name.len());
+                by_name.push((&dll.dll, k));
+            }
         }
     }
     let mut libraries: Vec<Vec<u8>> = by_name
