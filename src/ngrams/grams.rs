@@ -33,9 +33,60 @@ use crate::unicode_classes::{
 };
 use std::ops::ControlFlow;
 
-/// Tokens whose start is remembered: the widest n-gram's worth (a power of
-/// two, so the slot of token `k` is `k % RING`).
-const RING: usize = MAX_NGRAM_WIDTH;
+/// Tokens whose n-grams are emitted this many tokens late: by then the
+/// bytes just stored for them have reached the cache, so a hash loading
+/// them does not stall on store forwarding (a load that spans the last
+/// token's chunk store and its joiner's byte store waits for both).
+const EMIT_LAG: usize = 4;
+
+/// Tokens whose start is remembered: the widest n-gram's worth, plus the
+/// lag (a power of two, so the slot of token `k` is `k % RING`).
+const RING: usize = 2 * MAX_NGRAM_WIDTH;
+
+/// An n-gram: the first `len` bytes of `padded`, which may run on past
+/// it (the bytes after an n-gram in its buffer), so that a hash can load
+/// whole words without a branch on the length.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Gram<'a> {
+    padded: &'a [u8],
+    len: usize,
+}
+
+impl<'a> Gram<'a> {
+    /// `padded[..len]`, `padded` read past it (`len <= padded.len()`).
+    #[inline(always)]
+    pub(super) fn new(padded: &'a [u8], len: usize) -> Self {
+        debug_assert!(len <= padded.len());
+        Gram { padded, len }
+    }
+
+    /// An n-gram with nothing after it.
+    #[inline(always)]
+    pub(super) fn exact(bytes: &'a [u8]) -> Self {
+        Gram {
+            padded: bytes,
+            len: bytes.len(),
+        }
+    }
+
+    /// The n-gram's bytes.
+    #[inline(always)]
+    pub(super) fn bytes(self) -> &'a [u8] {
+        self.padded.get(..self.len).unwrap_or(self.padded)
+    }
+
+    /// The n-gram's bytes and what follows them.
+    #[inline(always)]
+    pub(super) fn padded(self) -> &'a [u8] {
+        self.padded
+    }
+
+    /// The n-gram's length in bytes.
+    #[inline(always)]
+    pub(super) fn len(self) -> usize {
+        self.len
+    }
+}
 
 /// Tokens (or characters) of a document, in order.
 pub(super) trait TokenSource {
@@ -58,8 +109,9 @@ pub(super) struct TokenBuffer {
     /// there have been: what `make_room` may drop.
     starts: [usize; RING],
     count: usize,
-    /// The widest n-gram still to come, so the tokens to keep.
-    widest: usize,
+    /// The tokens the n-grams still to come may start at: the widest
+    /// n-gram's worth, plus the lag.
+    keep_tokens: usize,
 }
 
 impl TokenBuffer {
@@ -71,18 +123,18 @@ impl TokenBuffer {
             joiner: None,
             starts: [0; RING],
             count: 0,
-            widest: 1,
+            keep_tokens: 1,
         }
     }
 
     /// Empties the buffer for a stream of tokens joined with `joiner`, whose
-    /// n-grams are at most `widest` wide.
+    /// n-grams are at most `widest` wide and emitted `EMIT_LAG` tokens late.
     fn reset(&mut self, joiner: Option<u8>, widest: usize) {
         self.len = 0;
         self.base = 0;
         self.joiner = joiner;
         self.count = 0;
-        self.widest = widest.clamp(1, RING);
+        self.keep_tokens = widest.clamp(1, MAX_NGRAM_WIDTH) + EMIT_LAG;
     }
 
     /// The stream position after the last byte.
@@ -91,10 +143,13 @@ impl TokenBuffer {
         self.base + self.len
     }
 
-    /// The bytes from the start of token `first` to stream position `end`.
+    /// The n-gram from the start of token `first` to stream position
+    /// `end`, padded with the rest of the buffer (at least a chunk: see
+    /// `room`).
     #[inline(always)]
-    fn window(&self, first: usize, end: usize) -> &[u8] {
-        &self.buf[self.starts[first % RING] - self.base..end - self.base]
+    fn window(&self, first: usize, end: usize) -> Gram<'_> {
+        let start = self.starts[first % RING];
+        Gram::new(&self.buf[start - self.base..], end - start)
     }
 
     /// Where the next token's `n` bytes, the joiner and a chunk of slack can
@@ -111,9 +166,9 @@ impl TokenBuffer {
 
     #[cold]
     fn make_room(&mut self, n: usize) {
-        // The n-grams still to come start at token `count + 1 - widest` or
-        // later (`count` is the one about to be written).
-        let keep = match (self.count + 1).checked_sub(self.widest) {
+        // The n-grams still to come start at token `count + 1 - keep_tokens`
+        // or later (`count` is the one about to be written).
+        let keep = match (self.count + 1).checked_sub(self.keep_tokens) {
             None => self.base,
             Some(oldest) if oldest < self.count => self.starts[oldest % RING],
             Some(_) => self.end(),
@@ -184,16 +239,38 @@ impl TokenBuffer {
         joiner: Option<u8>,
         mut source: S,
         widths: &[usize],
-        f: &mut impl FnMut(usize, &[u8]) -> ControlFlow<()>,
+        f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         self.reset(joiner, widths.iter().copied().max().unwrap_or(1));
-        let joiner_len = usize::from(joiner.is_some());
         while source.next_token(self) {
-            let end = self.end() - joiner_len;
-            for (k, &width) in widths.iter().enumerate() {
-                if let Some(first) = self.count.checked_sub(width) {
-                    f(k, self.window(first, end))?;
-                }
+            if let Some(token) = self.count.checked_sub(1 + EMIT_LAG) {
+                self.emit_at(token, widths, f)?;
+            }
+        }
+        for token in self.count.saturating_sub(EMIT_LAG)..self.count {
+            self.emit_at(token, widths, f)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Emits the n-grams that end at token `token` (one of the kept ones).
+    #[inline(always)]
+    fn emit_at(
+        &self,
+        token: usize,
+        widths: &[usize],
+        f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        // Where the next token starts (or the stream ends), less the joiner.
+        let next = if token + 1 < self.count {
+            self.starts[(token + 1) % RING]
+        } else {
+            self.end()
+        };
+        let end = next - usize::from(self.joiner.is_some());
+        for (k, &width) in widths.iter().enumerate() {
+            if let Some(first) = (token + 1).checked_sub(width) {
+                f(k, self.window(first, end))?;
             }
         }
         ControlFlow::Continue(())
@@ -571,14 +648,14 @@ pub(super) fn byte_ngrams(
     doc: &[u8],
     lowercase: bool,
     widths: &[usize],
-    f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+    f: &mut impl FnMut(Gram<'_>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     const BLOCK: usize = 4096;
     let mut buffer = [0u8; BLOCK + MAX_NGRAM_WIDTH];
     for &width in widths {
         if !lowercase {
-            for gram in doc.windows(width) {
-                f(gram)?;
+            for start in 0..(doc.len() + 1).saturating_sub(width) {
+                f(Gram::new(&doc[start..], width))?;
             }
             continue;
         }
@@ -586,12 +663,11 @@ pub(super) fn byte_ngrams(
         let mut pos = 0;
         while pos + width <= doc.len() {
             let chunk = &doc[pos..doc.len().min(pos + BLOCK + width - 1)];
-            let lowered = &mut buffer[..chunk.len()];
-            for (l, &b) in lowered.iter_mut().zip(chunk) {
+            for (l, &b) in buffer.iter_mut().zip(chunk) {
                 *l = b.to_ascii_lowercase();
             }
-            for gram in lowered.windows(width) {
-                f(gram)?;
+            for start in 0..=chunk.len() - width {
+                f(Gram::new(&buffer[start..], width))?;
             }
             pos += BLOCK;
         }

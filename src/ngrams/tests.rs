@@ -400,7 +400,33 @@ mod naive {
 /// the n-gram bytes, ids, sequences of several lengths, sparse counts (with
 /// the thread's scratch and a reused one) and dense counts (both ways of
 /// summing).
+thread_local! {
+    static ONE_AT_A_TIME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this test thread asked for Fingerprint64 n-grams to be hashed
+/// one at a time (what a CPU without AVX-512 does) instead of in batches.
+pub(super) fn one_at_a_time() -> bool {
+    ONE_AT_A_TIME.with(|flag| flag.get())
+}
+
+/// [`check_against_naive_once`] with Fingerprint64 hashed in batches where
+/// this CPU does, then one at a time.
 fn check_against_naive(
+    config: &NgramConfig,
+    options: CountOptions,
+    doc: &[u8],
+    max_tokens: usize,
+    scratch: &mut CountScratch,
+) -> std::result::Result<(), String> {
+    check_against_naive_once(config, options, doc, max_tokens, scratch)?;
+    ONE_AT_A_TIME.with(|flag| flag.set(true));
+    let result = check_against_naive_once(config, options, doc, max_tokens, scratch);
+    ONE_AT_A_TIME.with(|flag| flag.set(false));
+    result
+}
+
+fn check_against_naive_once(
     config: &NgramConfig,
     options: CountOptions,
     doc: &[u8],
@@ -653,12 +679,17 @@ fn tokens_straddling_chunks_and_blocks() {
                 doc.extend(std::iter::repeat_n(b'w', tail));
                 for tokenizer in ALL_TOKENIZERS {
                     for widths in [vec![1, 2, 3], vec![3, 1, 3]] {
+                        let hash = [HashFamily::Murmur3, HashFamily::Fingerprint64][len % 2];
                         let config = NgramConfig {
                             tokenizer,
                             widths,
                             lowercase: len % 2 == 0,
-                            hash: HashFamily::Murmur3,
+                            hash,
                             num_buckets: 97,
+                        };
+                        let options = CountOptions {
+                            alternate_sign: hash == HashFamily::Murmur3,
+                            ..options
                         };
                         check_against_naive(&config, options, &doc, 5, &mut scratch).unwrap();
                     }
@@ -738,19 +769,21 @@ fn long_documents_and_long_tokens() {
         } else {
             vec![1, 64, 7]
         };
-        let config = NgramConfig {
-            tokenizer,
-            widths,
-            lowercase: true,
-            hash: HashFamily::Murmur3,
-            num_buckets: 1 << 20,
-        };
-        let options = CountOptions {
-            binary: false,
-            alternate_sign: true,
-            norm: Norm::L1,
-        };
-        check_against_naive(&config, options, doc, 1000, &mut scratch).unwrap();
+        for hash in [HashFamily::Murmur3, HashFamily::Fingerprint64] {
+            let config = NgramConfig {
+                tokenizer,
+                widths: widths.clone(),
+                lowercase: true,
+                hash,
+                num_buckets: 1 << 20,
+            };
+            let options = CountOptions {
+                binary: false,
+                alternate_sign: hash == HashFamily::Murmur3,
+                norm: Norm::L1,
+            };
+            check_against_naive(&config, options, doc, 1000, &mut scratch).unwrap();
+        }
     }
 }
 
