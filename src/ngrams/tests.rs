@@ -396,10 +396,6 @@ mod naive {
     }
 }
 
-/// Checks every output of `config` on `doc` against the naive definitions:
-/// the n-gram bytes, ids, sequences of several lengths, sparse counts (with
-/// the thread's scratch and a reused one) and dense counts (both ways of
-/// summing).
 thread_local! {
     static ONE_AT_A_TIME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -426,6 +422,10 @@ fn check_against_naive(
     result
 }
 
+/// Checks every output of `config` on `doc` against the naive definitions:
+/// the n-gram bytes, ids, sequences of several lengths, sparse counts (with
+/// the thread's scratch and a reused one) and dense counts (both ways of
+/// summing).
 fn check_against_naive_once(
     config: &NgramConfig,
     options: CountOptions,
