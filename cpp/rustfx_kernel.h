@@ -16,6 +16,7 @@
 #define RUSTFX_CPP_RUSTFX_KERNEL_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -96,38 +97,67 @@ inline void ForEachElement(tensorflow::OpKernelContext* ctx, int64_t n,
                     });
 }
 
-// Runs `work(i)` for every document, split between threads by bytes, not by
-// element count, so one huge document does not leave the other threads
-// idle while it runs alongside a full share of the rest. Shard splits
-// [0, total bytes) into equal ranges (in blocks of kBlock bytes); a
-// document goes to the range where it starts. Each document also counts as
-// one byte, so a batch of empty strings is still split.
+// Runs `work(i)` for every document on TF's intra-op pool, balanced by
+// bytes, not by element count, and handed out as the threads free up:
+// consecutive documents are grouped into chunks of about
+// total / (threads * kChunksPerThread) bytes (each document also counts as
+// one byte, so a batch of empty strings is still split), and each thread
+// takes the next chunk off an atomic counter until none is left. A static
+// split by bytes (what Shard does) leaves a thread idle whenever bytes cost
+// unequal time (Python against C headers, a busy core): measured, the two
+// threads of a word-ids batch finished 11% apart. One huge document still
+// runs on one thread, alongside the other chunks.
+// Shard only starts the runners, so tf.data's per-thread parallelism
+// limits still apply (a private pool would oversubscribe under
+// num_parallel_calls).
 inline void ForEachDocument(
     tensorflow::OpKernelContext* ctx,
     const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
     int64_t cost_per_byte, const std::function<void(int64_t)>& work,
     uint64_t work_bytes_cap = std::numeric_limits<uint64_t>::max()) {
-  constexpr int64_t kBlock = 4096;
+  // Below this many cycles of work a batch runs on the calling thread.
+  constexpr int64_t kMinParallelCycles = 200000;
+  constexpr int64_t kChunksPerThread = 16;
+  constexpr int64_t kMinChunkBytes = 16384;
   const int64_t n = docs.size();
   if (n == 0) return;
-  std::vector<int64_t> starts(n);
+  // An extractor that stops early (work_bytes_cap) costs no more for a
+  // longer document: counting all of it would unbalance the threads.
+  auto work_bytes = [&](int64_t i) {
+    return static_cast<int64_t>(std::min<uint64_t>(docs(i).size(), work_bytes_cap)) + 1;
+  };
   int64_t total = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    starts[i] = total;
-    // An extractor that stops early (work_bytes_cap) costs no more for a
-    // longer document: counting all of it would unbalance the threads.
-    total += static_cast<int64_t>(std::min<uint64_t>(docs(i).size(), work_bytes_cap)) + 1;
-  }
-  const int64_t blocks = (total + kBlock - 1) / kBlock;
+  for (int64_t i = 0; i < n; ++i) total += work_bytes(i);
   auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
-  tensorflow::Shard(
-      pool->num_threads, pool->workers, blocks,
-      std::max<int64_t>(1, cost_per_byte) * kBlock,
-      [&](int64_t begin, int64_t end) {
-        auto first = std::lower_bound(starts.begin(), starts.end(), begin * kBlock);
-        auto last = std::lower_bound(starts.begin(), starts.end(), end * kBlock);
-        for (auto it = first; it != last; ++it) work(it - starts.begin());
-      });
+  const int64_t threads = pool->num_threads;
+  if (threads <= 1 || n == 1 ||
+      total * std::max<int64_t>(1, cost_per_byte) < kMinParallelCycles) {
+    for (int64_t i = 0; i < n; ++i) work(i);
+    return;
+  }
+  // chunk_starts[c] is the first document of chunk c; the last entry is n.
+  const int64_t target = std::max(kMinChunkBytes, total / (threads * kChunksPerThread));
+  std::vector<int64_t> chunk_starts{0};
+  int64_t bytes = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    bytes += work_bytes(i);
+    if (bytes >= target || i + 1 == n) {
+      chunk_starts.push_back(i + 1);
+      bytes = 0;
+    }
+  }
+  const int64_t chunks = static_cast<int64_t>(chunk_starts.size()) - 1;
+  std::atomic<int64_t> next_chunk{0};
+  auto run_chunks = [&](int64_t, int64_t) {
+    for (int64_t c = next_chunk.fetch_add(1); c < chunks; c = next_chunk.fetch_add(1)) {
+      for (int64_t i = chunk_starts[c]; i < chunk_starts[c + 1]; ++i) work(i);
+    }
+  };
+  // One unit per runner; its cost is set high so Shard gives each its own
+  // task (a runner that starts late finds the chunks taken, and returns).
+  const int64_t runners = std::min(threads, chunks);
+  tensorflow::Shard(threads, pool->workers, runners,
+                    std::max<int64_t>(1, cost_per_byte) * (total / runners + 1), run_chunks);
 }
 
 // ForEachDocument for work that calls into Rust. Rust extractors only fail
