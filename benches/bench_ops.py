@@ -11,6 +11,7 @@ today), and scikit-learn called directly (no TF at all).
 """
 
 import argparse
+import gc
 import glob
 import os
 import random
@@ -41,14 +42,24 @@ def corpus(count, seed=0):
 
 def best_call_seconds(fn, repeat, warm_up=True):
     """Best-of-`repeat` seconds of `fn()`; with `warm_up`, after one untimed
-    call (which builds kernels and fills caches)."""
+    call (which builds kernels and fills caches). Python's garbage collector
+    is off while timing, as in `timeit`: a full collection walks every
+    object TensorFlow created (tens of ms) whenever it happens to trigger,
+    which would be charged to whichever pipeline was running."""
     if warm_up:
         fn()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - start)
+    finally:
+        if enabled:
+            gc.enable()
     return best
 
 

@@ -644,6 +644,28 @@ fn byte_classes_are_the_documented_sets() {
     }
 }
 
+/// Block masks against the byte definitions: every byte value in every
+/// lane, next to each other byte value.
+#[test]
+fn block_masks_are_the_byte_classes_in_every_lane() {
+    for class in [
+        scan::ByteClass::Whitespace,
+        scan::ByteClass::NonWord,
+        scan::ByteClass::PythonSpace,
+    ] {
+        for b in 0..=255u8 {
+            for lane in 0..64 {
+                let block: [u8; 64] =
+                    std::array::from_fn(|i| if i == lane { b } else { (i * 4 + lane) as u8 });
+                let want = block.iter().enumerate().fold(0u64, |m, (i, &x)| {
+                    m | (u64::from(class.is_separator(x)) << i)
+                });
+                assert_eq!(class.mask(&block), want, "{class:?} byte {b} lane {lane}");
+            }
+        }
+    }
+}
+
 #[test]
 fn chunk_lowercasing_is_ascii_lowercasing_in_every_lane() {
     for b in 0..=255u8 {
