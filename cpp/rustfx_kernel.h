@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <memory>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -107,9 +109,9 @@ inline void ForEachElement(tensorflow::OpKernelContext* ctx, int64_t n,
 // unequal time (Python against C headers, a busy core): measured, the two
 // threads of a word-ids batch finished 11% apart. One huge document still
 // runs on one thread, alongside the other chunks.
-// Shard only starts the runners, so tf.data's per-thread parallelism
-// limits still apply (a private pool would oversubscribe under
-// num_parallel_calls).
+// At most the pool's num_threads runners (which tf.data sets from its
+// per-iterator limit), on the pool's own threads: a private pool would
+// oversubscribe under num_parallel_calls.
 inline void ForEachDocument(
     tensorflow::OpKernelContext* ctx,
     const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
@@ -147,17 +149,42 @@ inline void ForEachDocument(
     }
   }
   const int64_t chunks = static_cast<int64_t>(chunk_starts.size()) - 1;
-  std::atomic<int64_t> next_chunk{0};
-  auto run_chunks = [&](int64_t, int64_t) {
-    for (int64_t c = next_chunk.fetch_add(1); c < chunks; c = next_chunk.fetch_add(1)) {
+  // Helpers are scheduled on the pool and the calling thread runs chunks
+  // too; it then waits only for helpers that started. A helper that starts
+  // after the chunks are gone finds `closed` and returns without touching
+  // this frame (Shard would wait for it to start: under tf.data's parallel
+  // calls the pool threads are busy with other batches, and the caller sat
+  // idle).
+  struct Helpers {
+    std::atomic<int64_t> next_chunk{0};
+    std::mutex mu;
+    std::condition_variable done;
+    int active = 0;
+    bool closed = false;
+  };
+  auto helpers = std::make_shared<Helpers>();
+  auto run_chunks = [&chunk_starts, &work, chunks](Helpers& h) {
+    for (int64_t c = h.next_chunk.fetch_add(1); c < chunks; c = h.next_chunk.fetch_add(1)) {
       for (int64_t i = chunk_starts[c]; i < chunk_starts[c + 1]; ++i) work(i);
     }
   };
-  // One unit per runner; its cost is set high so Shard gives each its own
-  // task (a runner that starts late finds the chunks taken, and returns).
   const int64_t runners = std::min(threads, chunks);
-  tensorflow::Shard(threads, pool->workers, runners,
-                    std::max<int64_t>(1, cost_per_byte) * (total / runners + 1), run_chunks);
+  for (int64_t r = 1; r < runners; ++r) {
+    pool->workers->Schedule([helpers, &run_chunks] {
+      {
+        std::lock_guard<std::mutex> lock(helpers->mu);
+        if (helpers->closed) return;
+        ++helpers->active;
+      }
+      run_chunks(*helpers);
+      std::lock_guard<std::mutex> lock(helpers->mu);
+      if (--helpers->active == 0) helpers->done.notify_all();
+    });
+  }
+  run_chunks(*helpers);
+  std::unique_lock<std::mutex> lock(helpers->mu);
+  helpers->closed = true;
+  helpers->done.wait(lock, [&] { return helpers->active == 0; });
 }
 
 // ForEachDocument for work that calls into Rust. Rust extractors only fail
