@@ -143,7 +143,10 @@ fn check_entropy_histogram(h: &EntropyHistogram, data: &[u8], empty: EmptyInput)
     }
     let total: u64 = columns.iter().sum();
     assert!(total > 0);
-    assert!(out.iter().all(|v| v.is_finite() && (0.0..=1.0).contains(v)), "{out:?}");
+    assert!(
+        out.iter().all(|v| v.is_finite() && (0.0..=1.0).contains(v)),
+        "{out:?}"
+    );
     if !ambiguous {
         for bin in 0..16 {
             for n in 0..16 {
@@ -164,7 +167,10 @@ fn check_entropy_histogram(h: &EntropyHistogram, data: &[u8], empty: EmptyInput)
             let mut residual_column = 0u64;
             for bin in 0..16 {
                 let g = (f64::from(out[bin * 16 + n]) * total as f64).round() as u64;
-                assert!(g >= fixed[bin][n], "grid [{bin}][{n}] below the sure blocks");
+                assert!(
+                    g >= fixed[bin][n],
+                    "grid [{bin}][{n}] below the sure blocks"
+                );
                 let residual = g - fixed[bin][n];
                 assert!(residual <= loose[bin][n], "grid [{bin}][{n}] not explained");
                 residual_column += residual;
@@ -191,7 +197,8 @@ fn check_strings(data: &[u8]) {
             }
         }
     }
-    let count = |pred: &dyn Fn(&[u8]) -> bool| (0..data.len()).filter(|&i| pred(&data[i..])).count();
+    let count =
+        |pred: &dyn Fn(&[u8]) -> bool| (0..data.len()).filter(|&i| pred(&data[i..])).count();
     let starts_ci = |s: &[u8], p: &[u8]| s.len() >= p.len() && s[..p.len()].eq_ignore_ascii_case(p);
     let paths = count(&|s| starts_ci(s, b"c:\\"));
     let urls = count(&|s| starts_ci(s, b"http://") || starts_ci(s, b"https://"));
@@ -252,7 +259,10 @@ fuzz_target!(|input: Input| {
             counts[usize::from(b)] += 1;
         }
         for (v, &c) in hist.iter().zip(&counts) {
-            assert_eq!(v.to_bits(), ((c as f64 / data.len() as f64) as f32).to_bits());
+            assert_eq!(
+                v.to_bits(),
+                ((c as f64 / data.len() as f64) as f32).to_bits()
+            );
         }
     }
 
@@ -291,7 +301,10 @@ fn check_ember2024_strings(data: &[u8]) {
     assert_eq!(row[0], ember[0], "numstrings");
     assert_eq!(row[2], ember[2], "printables");
     assert_eq!(&row[3..99], &ember[3..99], "printable distribution");
-    assert!(row[100..].iter().all(|&c| c <= row[0]), "a pattern counted twice");
+    assert!(
+        row[100..].iter().all(|&c| c <= row[0]),
+        "a pattern counted twice"
+    );
 }
 
 /// general_file_info: the size and start bytes as given, an entropy in

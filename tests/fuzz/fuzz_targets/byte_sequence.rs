@@ -143,7 +143,10 @@ fuzz_target!(|input: Input| {
             s
         }
         Err(e) => {
-            assert!(!valid, "rejected max_len {max_len} shift {shift} pad {pad}: {e}");
+            assert!(
+                !valid,
+                "rejected max_len {max_len} shift {shift} pad {pad}: {e}"
+            );
             assert_eq!(e.kind(), ErrorKind::InvalidArgument);
             assert!(!e.message().is_empty());
             return;

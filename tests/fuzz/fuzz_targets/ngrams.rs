@@ -19,12 +19,12 @@
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
+use rustfx::extractor::RowExtractor;
 use rustfx::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramCounter, NgramCounts, NgramHasher, NgramSequence,
     Norm, SparseRow, Tokenizer, MAX_DENSE_BUCKETS, MAX_MURMUR3_BUCKETS, MAX_NGRAM_WIDTH,
     MAX_NGRAM_WIDTHS,
 };
-use rustfx::extractor::RowExtractor;
 use rustfx::ErrorKind;
 use std::ops::ControlFlow;
 
@@ -281,7 +281,10 @@ fuzz_target!(|input: Input| {
         assert!(n > MAX_DENSE_BUCKETS as u64);
     }
     assert_eq!(row.indices.len(), row.values.len());
-    assert!(row.indices.windows(2).all(|w| w[0] < w[1]), "indices not sorted/distinct");
+    assert!(
+        row.indices.windows(2).all(|w| w[0] < w[1]),
+        "indices not sorted/distinct"
+    );
     assert!(row.indices.iter().all(|&i| i < n));
     assert!(row.values.iter().all(|v| v.is_finite()), "{row:?}");
     // The indices are exactly the buckets that occurred (a bucket whose
@@ -312,7 +315,11 @@ fuzz_target!(|input: Input| {
             assert!((s - 1.0).abs() < 1e-4, "l1 norm {s}");
         }
         Norm::L2 if nonzero => {
-            let s: f64 = row.values.iter().map(|&v| f64::from(v) * f64::from(v)).sum();
+            let s: f64 = row
+                .values
+                .iter()
+                .map(|&v| f64::from(v) * f64::from(v))
+                .sum();
             assert!((s - 1.0).abs() < 1e-4, "squared l2 norm {s}");
         }
         _ => {}

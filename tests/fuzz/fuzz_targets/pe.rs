@@ -47,19 +47,33 @@ fuzz_target!(|data: &[u8]| {
         assert!(pe.rich_values.as_ref().map_or(0, Vec::len) % 2 == 0);
         // Per section at most 7 warnings, plus a bounded number per
         // directory entry and import/export table walk.
-        assert!(pe.warnings().len() <= 300 + 8 * pe.sections.len() + 4 * imports, "{}", pe.warnings().len());
+        assert!(
+            pe.warnings().len() <= 300 + 8 * pe.sections.len() + 4 * imports,
+            "{}",
+            pe.warnings().len()
+        );
     }
     let row = all().row(data);
     assert_eq!(row.len(), 2568);
     assert!(row.iter().all(|v| v.is_finite()), "non-finite value");
     assert_eq!(row[2], f32::from(u8::from(pe.is_ok())), "is_pe");
     if pe.is_err() {
-        assert!(row[696..].iter().all(|&v| v == 0.0), "PE groups of a non-PE file");
+        assert!(
+            row[696..].iter().all(|&v| v == 0.0),
+            "PE groups of a non-PE file"
+        );
     }
     // One group alone (picked by the input) equals its slice.
-    let k = data.first().map_or(0, |&b| usize::from(b) % EmberGroup::ALL.len());
+    let k = data
+        .first()
+        .map_or(0, |&b| usize::from(b) % EmberGroup::ALL.len());
     let group = EmberGroup::ALL[k];
     let offset: usize = EmberGroup::ALL[..k].iter().map(|g| g.width()).sum();
     let alone = alone(k).row(data);
-    assert_eq!(alone, row[offset..offset + group.width()], "{}", group.name());
+    assert_eq!(
+        alone,
+        row[offset..offset + group.width()],
+        "{}",
+        group.name()
+    );
 });

@@ -27,6 +27,10 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    assert!(text <= 3 * data.len(), "{text} bytes of names from {} bytes", data.len());
+    assert!(
+        text <= 3 * data.len(),
+        "{text} bytes of names from {} bytes",
+        data.len()
+    );
     assert_eq!(signature::signatures(data), Ok(found));
 });

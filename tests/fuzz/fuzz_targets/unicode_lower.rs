@@ -20,8 +20,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rustfx::unicode_classes::{
-    is_case_ignorable, is_cased, is_python_space, is_python_word, python_lower,
-    python_str_lower,
+    is_case_ignorable, is_cased, is_python_space, is_python_word, python_lower, python_str_lower,
 };
 
 fn oracle(chars: &[char]) -> String {
