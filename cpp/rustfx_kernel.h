@@ -84,77 +84,23 @@ class FirstError {
   absl::Status status_;
 };
 
-// Runs `work(i)` for i in [0, n) on TF's intra-op pool through Shard, which
-// respects tf.data's per-thread parallelism limits (a private pool would
-// oversubscribe under num_parallel_calls). `cost_per_element` is a rough
-// cycle count; Shard only uses it to decide how finely to split.
-inline void ForEachElement(tensorflow::OpKernelContext* ctx, int64_t n,
-                           int64_t cost_per_element,
-                           const std::function<void(int64_t)>& work) {
-  if (n == 0) return;
-  auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
-  tensorflow::Shard(pool->num_threads, pool->workers, n, cost_per_element,
-                    [&work](int64_t begin, int64_t end) {
-                      for (int64_t i = begin; i < end; ++i) work(i);
-                    });
-}
-
-// Runs `work(i)` for every document on TF's intra-op pool, balanced by
-// bytes, not by element count, and handed out as the threads free up:
-// consecutive documents are grouped into chunks of about
-// total / (threads * kChunksPerThread) bytes (each document also counts as
-// one byte, so a batch of empty strings is still split), and each thread
-// takes the next chunk off an atomic counter until none is left. A static
-// split by bytes (what Shard does) leaves a thread idle whenever bytes cost
-// unequal time (Python against C headers, a busy core): measured, the two
-// threads of a word-ids batch finished 11% apart. One huge document still
-// runs on one thread, alongside the other chunks.
-// At most the pool's num_threads runners (which tf.data sets from its
-// per-iterator limit), on the pool's own threads: a private pool would
-// oversubscribe under num_parallel_calls.
-inline void ForEachDocument(
-    tensorflow::OpKernelContext* ctx,
-    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
-    int64_t cost_per_byte, const std::function<void(int64_t)>& work,
-    uint64_t work_bytes_cap = std::numeric_limits<uint64_t>::max()) {
-  // Below this many cycles of work a batch runs on the calling thread.
-  constexpr int64_t kMinParallelCycles = 200000;
-  constexpr int64_t kChunksPerThread = 16;
-  constexpr int64_t kMinChunkBytes = 16384;
-  const int64_t n = docs.size();
-  if (n == 0) return;
-  // An extractor that stops early (work_bytes_cap) costs no more for a
-  // longer document: counting all of it would unbalance the threads.
-  auto work_bytes = [&](int64_t i) {
-    return static_cast<int64_t>(std::min<uint64_t>(docs(i).size(), work_bytes_cap)) + 1;
-  };
-  int64_t total = 0;
-  for (int64_t i = 0; i < n; ++i) total += work_bytes(i);
-  auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
-  const int64_t threads = pool->num_threads;
-  if (threads <= 1 || n == 1 ||
-      total * std::max<int64_t>(1, cost_per_byte) < kMinParallelCycles) {
-    for (int64_t i = 0; i < n; ++i) work(i);
-    return;
-  }
-  // chunk_starts[c] is the first document of chunk c; the last entry is n.
-  const int64_t target = std::max(kMinChunkBytes, total / (threads * kChunksPerThread));
-  std::vector<int64_t> chunk_starts{0};
-  int64_t bytes = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    bytes += work_bytes(i);
-    if (bytes >= target || i + 1 == n) {
-      chunk_starts.push_back(i + 1);
-      bytes = 0;
-    }
-  }
+// Runs `work(i)` for every i of chunk c, for every chunk c (chunk c is
+// [chunk_starts[c], chunk_starts[c + 1])), on up to `threads` runners of
+// the intra-op pool: each runner takes the next chunk off an atomic counter
+// until none is left, so the work is handed out as threads free up. The
+// calling thread is one runner; the others are scheduled on the pool, and
+// the caller waits only for those that started. A helper that starts after
+// the chunks are gone finds `closed` and returns without touching this
+// frame. (Shard would wait for every runner to start: under tf.data's
+// parallel calls the pool threads are busy with other batches, and the
+// caller sat idle.) At most the pool's num_threads runners, which tf.data
+// sets from its per-iterator limit; a private pool would oversubscribe
+// under num_parallel_calls.
+inline void RunChunks(tensorflow::OpKernelContext* ctx,
+                      const std::vector<int64_t>& chunk_starts,
+                      const std::function<void(int64_t)>& work) {
   const int64_t chunks = static_cast<int64_t>(chunk_starts.size()) - 1;
-  // Helpers are scheduled on the pool and the calling thread runs chunks
-  // too; it then waits only for helpers that started. A helper that starts
-  // after the chunks are gone finds `closed` and returns without touching
-  // this frame (Shard would wait for it to start: under tf.data's parallel
-  // calls the pool threads are busy with other batches, and the caller sat
-  // idle).
+  auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
   struct Helpers {
     std::atomic<int64_t> next_chunk{0};
     std::mutex mu;
@@ -168,7 +114,7 @@ inline void ForEachDocument(
       for (int64_t i = chunk_starts[c]; i < chunk_starts[c + 1]; ++i) work(i);
     }
   };
-  const int64_t runners = std::min(threads, chunks);
+  const int64_t runners = std::min<int64_t>(pool->num_threads, chunks);
   for (int64_t r = 1; r < runners; ++r) {
     pool->workers->Schedule([helpers, &run_chunks] {
       {
@@ -185,6 +131,72 @@ inline void ForEachDocument(
   std::unique_lock<std::mutex> lock(helpers->mu);
   helpers->closed = true;
   helpers->done.wait(lock, [&] { return helpers->active == 0; });
+}
+
+// Below this many cycles of work a batch runs on the calling thread.
+constexpr int64_t kMinParallelCycles = 200000;
+// Chunks per runner: small enough to balance, large enough that taking
+// one (an atomic add) costs nothing.
+constexpr int64_t kChunksPerThread = 16;
+
+// Runs `work(i)` for i in [0, n) on TF's intra-op pool through Shard, which
+// respects tf.data's per-thread parallelism limits. `cost_per_element` is a
+// rough cycle count; Shard only uses it to decide how finely to split.
+// (RunChunks' way, tried for read_files, made the pipeline of README's
+// Speed section 10% slower.)
+inline void ForEachElement(tensorflow::OpKernelContext* ctx, int64_t n,
+                           int64_t cost_per_element,
+                           const std::function<void(int64_t)>& work) {
+  if (n == 0) return;
+  auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
+  tensorflow::Shard(pool->num_threads, pool->workers, n, cost_per_element,
+                    [&work](int64_t begin, int64_t end) {
+                      for (int64_t i = begin; i < end; ++i) work(i);
+                    });
+}
+
+// Runs `work(i)` for every document, balanced by bytes, not by element
+// count: consecutive documents are grouped into chunks of about
+// total / (threads * kChunksPerThread) bytes (each document also counts as
+// one byte, so a batch of empty strings is still split), handed out as the
+// threads free up (RunChunks). A static split by bytes (what Shard does)
+// leaves a thread idle whenever bytes cost unequal time (Python against C
+// headers, a busy core): measured, the two threads of a word-ids batch
+// finished 11% apart. One huge document still runs on one thread,
+// alongside the other chunks.
+inline void ForEachDocument(
+    tensorflow::OpKernelContext* ctx,
+    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
+    int64_t cost_per_byte, const std::function<void(int64_t)>& work,
+    uint64_t work_bytes_cap = std::numeric_limits<uint64_t>::max()) {
+  constexpr int64_t kMinChunkBytes = 16384;
+  const int64_t n = docs.size();
+  if (n == 0) return;
+  // An extractor that stops early (work_bytes_cap) costs no more for a
+  // longer document: counting all of it would unbalance the threads.
+  auto work_bytes = [&](int64_t i) {
+    return static_cast<int64_t>(std::min<uint64_t>(docs(i).size(), work_bytes_cap)) + 1;
+  };
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) total += work_bytes(i);
+  const int64_t threads = ctx->device()->tensorflow_cpu_worker_threads()->num_threads;
+  if (threads <= 1 || n == 1 ||
+      total * std::max<int64_t>(1, cost_per_byte) < kMinParallelCycles) {
+    for (int64_t i = 0; i < n; ++i) work(i);
+    return;
+  }
+  // chunk_starts[c] is the first document of chunk c; the last entry is n.
+  const int64_t target = std::max(kMinChunkBytes, total / (threads * kChunksPerThread));
+  std::vector<int64_t> chunk_starts{0};
+  int64_t bytes = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    bytes += work_bytes(i);
+    if (bytes >= target || i + 1 == n) {
+      chunk_starts.push_back(i + 1);
+      bytes = 0;
+    }
+  }
+  RunChunks(ctx, chunk_starts, work);
 }
 
 // ForEachDocument for work that calls into Rust. Rust extractors only fail
