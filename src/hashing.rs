@@ -825,9 +825,7 @@ mod tests {
             check_batch(&text, &strings, Some(hash_batch_lanes));
         }
         check_batch(&text, &strings, None);
-        let mut batch = Fingerprint64Batch::new();
-        check_batch(&text, &strings[..5], None);
-        assert!(batch.hashes().is_empty());
+        assert!(Fingerprint64Batch::new().hashes().is_empty());
     }
 
     proptest::proptest! {
