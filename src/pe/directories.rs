@@ -109,10 +109,7 @@ pub(crate) fn parse_image_base_relocation_list(
     let mut blocks = 0;
     let size_of_image = pe.optional_header.size_of_image;
     while rva < end {
-        let block = match pe.get_data(rva, Some(8)) {
-            Ok(bytes) => pe.offset_from_rva(rva).map(|offset| (bytes, offset)),
-            Err(e) => Err(e),
-        };
+        let block = pe.data_and_offset(rva, Some(8));
         let Ok((bytes, file_offset)) = block else {
             pe.warn(format!(
                 "Invalid relocation information. Can't read data at RVA: 0x{rva:x}"
@@ -197,10 +194,7 @@ pub(crate) fn parse_directory_tls(pe: &mut Pe, rva: u64) {
     } else {
         24
     };
-    let read = match pe.get_data(rva, Some(size as i128)) {
-        Ok(bytes) => pe.offset_from_rva(rva).map(|offset| (bytes, offset)),
-        Err(e) => Err(e),
-    };
+    let read = pe.data_and_offset(rva, Some(size as i128));
     match read {
         Ok((bytes, offset)) => {
             pe.unpack("IMAGE_TLS_DIRECTORY", bytes, size, offset);

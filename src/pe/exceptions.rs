@@ -128,8 +128,7 @@ pub(crate) fn parse_exceptions_directory(
     let mut begin_addresses: HashSet<u64> = HashSet::new();
     // Each pass unpacks 12 bytes that had to be there (or stops).
     'functions: for _ in 0..size / RUNTIME_FUNCTION_SIZE {
-        let bytes = pe.get_data(rva, Some(RUNTIME_FUNCTION_SIZE.into()))?;
-        let file_offset = pe.offset_from_rva(rva)?;
+        let (bytes, file_offset) = pe.data_and_offset(rva, Some(RUNTIME_FUNCTION_SIZE.into()))?;
         let Some(function) = pe.unpack(
             "RUNTIME_FUNCTION",
             bytes,

@@ -58,10 +58,7 @@ pub(crate) fn parse_directory_load_config(pe: &mut Pe, rva: u64) -> Result<bool,
             break;
         }
     }
-    let read = match pe.get_data(rva, Some(format_size.into())) {
-        Ok(bytes) => pe.offset_from_rva(rva).map(|offset| (bytes, offset)),
-        Err(e) => Err(e),
-    };
+    let read = pe.data_and_offset(rva, Some(format_size.into()));
     let Ok((bytes, file_offset)) = read else {
         pe.warn(format!(
             "Invalid LOAD_CONFIG information. Can't read data at RVA: 0x{rva:x}"
@@ -111,10 +108,7 @@ fn parse_dynamic_relocations(
         return Ok(false);
     };
     let mut rva = u64::from(section.virtual_address) + table_offset;
-    let read = match pe.get_data(rva, Some(8)) {
-        Ok(bytes) => pe.offset_from_rva(rva).map(|offset| (bytes, offset)),
-        Err(e) => Err(e),
-    };
+    let read = pe.data_and_offset(rva, Some(8));
     let Ok((bytes, file_offset)) = read else {
         pe.warn(format!(
             "Invalid IMAGE_DYNAMIC_RELOCATION_TABLE information. Can't read data at RVA: 0x{rva:x}"
@@ -144,10 +138,7 @@ fn parse_dynamic_relocations(
     let mut found = false;
     // Each pass reads a header that had to be in the file and moves past it.
     while rva < end {
-        let read = match pe.get_data(rva, Some(header_size as i128)) {
-            Ok(bytes) => pe.offset_from_rva(rva).map(|offset| (bytes, offset)),
-            Err(e) => Err(e),
-        };
+        let read = pe.data_and_offset(rva, Some(header_size as i128));
         let Ok((bytes, file_offset)) = read else {
             pe.warn(format!(
                 "Invalid relocation information. Can't read data at RVA: 0x{rva:x}"
@@ -192,8 +183,7 @@ fn read_at<'a>(
     rva: u64,
     size: usize,
 ) -> Result<Option<&'a [u8]>, DirectoryError> {
-    let bytes = pe.get_data(rva, Some(size as i128))?;
-    let file_offset = pe.offset_from_rva(rva)?;
+    let (bytes, file_offset) = pe.data_and_offset(rva, Some(size as i128))?;
     Ok(pe.unpack(name, bytes, size, file_offset))
 }
 

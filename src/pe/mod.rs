@@ -764,6 +764,17 @@ impl<'a> Pe<'a> {
         }
     }
 
+    /// `get_data(rva, length)` and `get_offset_from_rva(rva)`, which pefile
+    /// calls in turn before unpacking a structure at `rva`.
+    pub(crate) fn data_and_offset(
+        &self,
+        rva: u64,
+        length: Option<i128>,
+    ) -> Result<(&'a [u8], i128), BadRva> {
+        let bytes = self.get_data(rva, length)?;
+        Ok((bytes, self.offset_from_rva(rva)?))
+    }
+
     /// pefile's `get_offset_from_rva`.
     pub(crate) fn offset_from_rva(&self, rva: u64) -> Result<i128, BadRva> {
         match self.section_by_rva(rva) {
