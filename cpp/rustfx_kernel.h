@@ -85,8 +85,8 @@ class FirstError {
 };
 
 // Runs `work(i)` for every i of chunk c, for every chunk c (chunk c is
-// [chunk_starts[c], chunk_starts[c + 1])), on up to `threads` runners of
-// the intra-op pool: each runner takes the next chunk off an atomic counter
+// [chunk_starts[c], chunk_starts[c + 1])), on runners of the intra-op
+// pool: each runner takes the next chunk off an atomic counter
 // until none is left, so the work is handed out as threads free up. The
 // calling thread is one runner; the others are scheduled on the pool, and
 // the caller waits only for those that started. A helper that starts after
@@ -133,12 +133,6 @@ inline void RunChunks(tensorflow::OpKernelContext* ctx,
   helpers->done.wait(lock, [&] { return helpers->active == 0; });
 }
 
-// Below this many cycles of work a batch runs on the calling thread.
-constexpr int64_t kMinParallelCycles = 200000;
-// Chunks per runner: small enough to balance, large enough that taking
-// one (an atomic add) costs nothing.
-constexpr int64_t kChunksPerThread = 16;
-
 // Runs `work(i)` for i in [0, n) on TF's intra-op pool through Shard, which
 // respects tf.data's per-thread parallelism limits. `cost_per_element` is a
 // rough cycle count; Shard only uses it to decide how finely to split.
@@ -169,6 +163,11 @@ inline void ForEachDocument(
     const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
     int64_t cost_per_byte, const std::function<void(int64_t)>& work,
     uint64_t work_bytes_cap = std::numeric_limits<uint64_t>::max()) {
+  // Below this many cycles of work a batch runs on the calling thread.
+  constexpr int64_t kMinParallelCycles = 200000;
+  // Chunks per runner: small enough to balance, large enough that taking
+  // one (an atomic add) costs nothing.
+  constexpr int64_t kChunksPerThread = 16;
   constexpr int64_t kMinChunkBytes = 16384;
   const int64_t n = docs.size();
   if (n == 0) return;
