@@ -26,6 +26,7 @@ struct ByteHistogramOp {
 
 REGISTER_OP(ByteHistogramOp::kName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("features: float")
     .Attr(kEmptyAttr)
     .SetShapeFn(RowShape<ByteHistogramOp>)
@@ -57,6 +58,7 @@ struct ByteEntropyHistogramOp {
 
 REGISTER_OP(ByteEntropyHistogramOp::kName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("features: float")
     .Attr(kEmptyAttr)
     .Attr("window: int = 2048")
@@ -84,6 +86,7 @@ struct StringFeaturesOp {
 
 REGISTER_OP(StringFeaturesOp::kName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("features: float")
     .SetShapeFn(RowShape<StringFeaturesOp>)
     .Doc(R"doc(

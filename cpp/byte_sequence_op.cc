@@ -28,6 +28,7 @@ struct ByteSequenceOp {
 
 REGISTER_OP(ByteSequenceOp::kName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("sequence: int32")
     .Attr("max_len: int")
     .Attr("shift: int = 0")

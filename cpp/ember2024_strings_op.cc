@@ -21,6 +21,7 @@ struct Ember2024StringFeaturesOp {
 
 REGISTER_OP(Ember2024StringFeaturesOp::kName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("features: float")
     .SetShapeFn(RowShape<Ember2024StringFeaturesOp>)
     .Doc(R"doc(

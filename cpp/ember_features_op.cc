@@ -45,6 +45,7 @@ struct EmberFeaturesOp {
 
 REGISTER_OP(EmberFeaturesOp::kName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("features: float")
     .Attr(kVersionAttr)
     .Attr(kGroupsAttr)

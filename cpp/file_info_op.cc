@@ -21,6 +21,7 @@ struct GeneralFileInfoOp {
 
 REGISTER_OP(GeneralFileInfoOp::kName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("features: float")
     .SetShapeFn(RowShape<GeneralFileInfoOp>)
     .Doc(R"doc(

@@ -68,12 +68,15 @@ constexpr char kRaggedName[] = "Rustfx>HashedNgrams";
 
 REGISTER_OP(kRaggedName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("values: int64")
     .Output("row_splits: int64")
     .RUSTFX_NGRAM_ATTRS
     .SetShapeFn([](InferenceContext* c) -> absl::Status {
       std::optional<rust::Box<NgramRagged>> op;
+      std::optional<rust::Box<DocumentSource>> source;
       TF_RETURN_IF_ERROR(BuildRagged(c, &op));
+      TF_RETURN_IF_ERROR(GetDocumentSource(c, &source));
       DimensionHandle splits;
       TF_RETURN_IF_ERROR(c->Add(c->NumElements(c->input(0)), 1, &splits));
       c->set_output(0, c->Vector(InferenceContext::kUnknownDim));
@@ -90,6 +93,7 @@ class HashedNgramsKernel : public OpKernel {
  public:
   explicit HashedNgramsKernel(OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, BuildRagged(ctx, &op_));
+    OP_REQUIRES_OK(ctx, GetDocumentSource(ctx, &source_));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -97,9 +101,10 @@ class HashedNgramsKernel : public OpKernel {
     const int64_t n = docs.size();
     const NgramRagged& op = **op_;
     std::vector<rust::Vec<int64_t>> rows(n);
-    OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, docs, 20, [&](int64_t i) {
-                     op.append_ids(AsBytes(docs(i)), rows[i]);
-                   }));
+    OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, **source_, docs, 20,
+                                        [&](int64_t i, rust::Slice<const uint8_t> doc) {
+                                          op.append_ids(doc, rows[i]);
+                                        }));
 
     Tensor* splits = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n + 1}), &splits));
@@ -123,6 +128,7 @@ class HashedNgramsKernel : public OpKernel {
 
  private:
   std::optional<rust::Box<NgramRagged>> op_;
+  std::optional<rust::Box<DocumentSource>> source_;
 };
 
 REGISTER_KERNEL_BUILDER(Name(kRaggedName).Device(tensorflow::DEVICE_CPU),
@@ -151,6 +157,7 @@ struct HashedNgramSequenceOp {
 
 REGISTER_OP(HashedNgramSequenceOp::kName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("ids: int64")
     .RUSTFX_NGRAM_ATTRS
     .Attr("max_tokens: int")
@@ -183,6 +190,7 @@ struct HashedNgramCountsOp {
 
 REGISTER_OP(HashedNgramCountsOp::kName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("counts: float")
     .RUSTFX_NGRAM_ATTRS
     .RUSTFX_COUNT_ATTRS
@@ -212,6 +220,7 @@ constexpr char kSparseName[] = "Rustfx>HashedNgramSparseCounts";
 
 REGISTER_OP(kSparseName)
     .Input("input: string")
+    .RUSTFX_SOURCE_ATTRS
     .Output("indices: int64")
     .Output("values: float")
     .Output("dense_shape: int64")
@@ -220,7 +229,9 @@ REGISTER_OP(kSparseName)
     .SetShapeFn([](InferenceContext* c) -> absl::Status {
       int64_t num_buckets = 0;
       std::optional<rust::Box<NgramSparse>> op;
+      std::optional<rust::Box<DocumentSource>> source;
       TF_RETURN_IF_ERROR(BuildSparse(c, &num_buckets, &op));
+      TF_RETURN_IF_ERROR(GetDocumentSource(c, &source));
       c->set_output(0, c->Matrix(InferenceContext::kUnknownDim, 2));
       c->set_output(1, c->Vector(InferenceContext::kUnknownDim));
       c->set_output(2, c->Vector(2));
@@ -236,6 +247,7 @@ class HashedNgramSparseCountsKernel : public OpKernel {
   explicit HashedNgramSparseCountsKernel(OpKernelConstruction* ctx)
       : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, BuildSparse(ctx, &num_buckets_, &op_));
+    OP_REQUIRES_OK(ctx, GetDocumentSource(ctx, &source_));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -244,10 +256,10 @@ class HashedNgramSparseCountsKernel : public OpKernel {
     const NgramSparse& op = **op_;
     std::vector<rust::Vec<uint64_t>> row_indices(n);
     std::vector<rust::Vec<float>> row_values(n);
-    OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, docs, 25, [&](int64_t i) {
-                     op.write_counts(AsBytes(docs(i)), row_indices[i],
-                                     row_values[i]);
-                   }));
+    OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, **source_, docs, 25,
+                                        [&](int64_t i, rust::Slice<const uint8_t> doc) {
+                                          op.write_counts(doc, row_indices[i], row_values[i]);
+                                        }));
 
     std::vector<int64_t> starts(n + 1, 0);
     for (int64_t i = 0; i < n; ++i) {
@@ -280,6 +292,7 @@ class HashedNgramSparseCountsKernel : public OpKernel {
  private:
   int64_t num_buckets_ = 0;
   std::optional<rust::Box<NgramSparse>> op_;
+  std::optional<rust::Box<DocumentSource>> source_;
 };
 
 REGISTER_KERNEL_BUILDER(Name(kSparseName).Device(tensorflow::DEVICE_CPU),

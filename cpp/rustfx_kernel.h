@@ -65,6 +65,29 @@ absl::Status GetEnumAttr(AttrSource* attrs, const char* name,
   return InvalidArgumentIfThrows([&] { *value = parse(text); });
 }
 
+// The attrs of every extractor op that say where its documents come from
+// (rustfx.files in Python): its input strings, or the files they name, each
+// read by read_files' rules. Read by GetDocumentSource.
+#define RUSTFX_SOURCE_ATTRS                     \
+  Attr("read_files: bool = false")              \
+      .Attr("read_max_bytes: int = 0")          \
+      .Attr("read_on_error: string = 'raise'")
+
+template <typename AttrSource>
+absl::Status GetDocumentSource(AttrSource* attrs,
+                               std::optional<rust::Box<DocumentSource>>* source) {
+  bool read_files = false;
+  int64_t max_bytes = 0;
+  OnError on_error;
+  TF_RETURN_IF_ERROR(attrs->GetAttr("read_files", &read_files));
+  TF_RETURN_IF_ERROR(attrs->GetAttr("read_max_bytes", &max_bytes));
+  TF_RETURN_IF_ERROR(
+      GetEnumAttr(attrs, "read_on_error", parse_on_error, &on_error));
+  return InvalidArgumentIfThrows([&] {
+    source->emplace(new_document_source(read_files, max_bytes, on_error));
+  });
+}
+
 // Keeps the error of the lowest failing element, so the reported error does
 // not depend on how TF split the work between threads.
 class FirstError {
@@ -149,32 +172,28 @@ inline void ForEachElement(tensorflow::OpKernelContext* ctx, int64_t n,
                     });
 }
 
-// Runs `work(i)` for every document, balanced by bytes, not by element
-// count: consecutive documents are grouped into chunks of about
-// total / (threads * kChunksPerThread) bytes (each document also counts as
-// one byte, so a batch of empty strings is still split), handed out as the
-// threads free up (RunChunks). A static split by bytes (what Shard does)
-// leaves a thread idle whenever bytes cost unequal time (Python against C
-// headers, a busy core): measured, the two threads of a word-ids batch
-// finished 11% apart. One huge document still runs on one thread,
-// alongside the other chunks.
-inline void ForEachDocument(
-    tensorflow::OpKernelContext* ctx,
-    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
-    int64_t cost_per_byte, const std::function<void(int64_t)>& work,
-    uint64_t work_bytes_cap = std::numeric_limits<uint64_t>::max()) {
+// Runs `work(i)` for each of the n documents, balanced by bytes
+// (`bytes_of(i)`), not by element count: consecutive documents are grouped
+// into chunks of about total / (threads * kChunksPerThread) bytes (each
+// document also counts as one byte, so a batch of empty strings is still
+// split), handed out as the threads free up (RunChunks). A static split by
+// bytes (what Shard does) leaves a thread idle whenever bytes cost unequal
+// time (Python against C headers, a busy core): measured, the two threads
+// of a word-ids batch finished 11% apart. One huge document still runs on
+// one thread, alongside the other chunks.
+inline void ForEachDocument(tensorflow::OpKernelContext* ctx, int64_t n,
+                            const std::function<uint64_t(int64_t)>& bytes_of,
+                            int64_t cost_per_byte,
+                            const std::function<void(int64_t)>& work) {
   // Below this many cycles of work a batch runs on the calling thread.
   constexpr int64_t kMinParallelCycles = 200000;
   // Chunks per runner: small enough to balance, large enough that taking
   // one (an atomic add) costs nothing.
   constexpr int64_t kChunksPerThread = 16;
   constexpr int64_t kMinChunkBytes = 16384;
-  const int64_t n = docs.size();
   if (n == 0) return;
-  // An extractor that stops early (work_bytes_cap) costs no more for a
-  // longer document: counting all of it would unbalance the threads.
   auto work_bytes = [&](int64_t i) {
-    return static_cast<int64_t>(std::min<uint64_t>(docs(i).size(), work_bytes_cap)) + 1;
+    return static_cast<int64_t>(std::min<uint64_t>(bytes_of(i), 1ULL << 40)) + 1;
   };
   int64_t total = 0;
   for (int64_t i = 0; i < n; ++i) total += work_bytes(i);
@@ -198,27 +217,56 @@ inline void ForEachDocument(
   RunChunks(ctx, chunk_starts, work);
 }
 
-// ForEachDocument for work that calls into Rust. Rust extractors only fail
-// on a bug (a caught panic, a broken invariant), so an exception from
-// element i becomes Internal naming the op; the error of the lowest failing
-// element is returned.
+// What a path weighs in ForEachDocument's balance when the op reads the
+// files itself: sizes are unknown until read, and opening one costs
+// syscalls whatever its size (a typical text file).
+constexpr uint64_t kAssumedFileBytes = 16384;
+
+// A thread's read buffer above this capacity is freed after its document,
+// so an idle TF thread holds at most this much.
+constexpr size_t kKeptReadBufferBytes = 4 << 20;
+
+// Runs `work(i, doc)` for every document of `input` (the input strings, or
+// the files they name when `source` reads files: each read into a buffer
+// of the thread that extracts it, so no batch of contents is ever held).
+// A file that cannot be read (with read_on_error='raise') fails the op
+// with its code and the message naming the path, as read_files does. Rust
+// extractors only fail on a bug (a caught panic, a broken invariant), so
+// an exception from element i becomes Internal naming the op. The error of
+// the lowest failing element is returned. An extractor that stops early
+// (`work_bytes_cap`) costs no more for a longer document: counting all of
+// it would unbalance the threads.
 inline absl::Status ForEachRustCall(
-    tensorflow::OpKernelContext* ctx,
-    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& docs,
-    int64_t cost_per_byte, const std::function<void(int64_t)>& work,
+    tensorflow::OpKernelContext* ctx, const DocumentSource& source,
+    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& input,
+    int64_t cost_per_byte,
+    const std::function<void(int64_t, rust::Slice<const uint8_t>)>& work,
     uint64_t work_bytes_cap = std::numeric_limits<uint64_t>::max()) {
   FirstError error;
   const std::string& op = ctx->op_kernel().type_string();
-  ForEachDocument(
-      ctx, docs, cost_per_byte,
-      [&](int64_t i) {
-        try {
-          work(i);
-        } catch (const std::exception& e) {
-          error.Record(i, absl::InternalError(op + ": " + e.what()));
-        }
-      },
-      work_bytes_cap);
+  const bool files = source.reads_files();
+  auto bytes_of = [&](int64_t i) {
+    return std::min<uint64_t>(files ? kAssumedFileBytes : input(i).size(), work_bytes_cap);
+  };
+  ForEachDocument(ctx, input.size(), bytes_of, cost_per_byte, [&](int64_t i) {
+    try {
+      if (!files) {
+        work(i, AsBytes(input(i)));
+        return;
+      }
+      thread_local rust::Vec<uint8_t> buffer;
+      Status status = source.read_document(AsBytes(input(i)), buffer);
+      if (status.code != StatusCode::Ok) {
+        error.Record(i, absl::Status(static_cast<absl::StatusCode>(status.code),
+                                     std::string(status.message)));
+        return;
+      }
+      work(i, rust::Slice<const uint8_t>(buffer.data(), buffer.size()));
+      if (buffer.capacity() > kKeptReadBufferBytes) buffer = rust::Vec<uint8_t>();
+    } catch (const std::exception& e) {
+      error.Record(i, absl::InternalError(op + ": " + e.what()));
+    }
+  });
   return error.status();
 }
 
@@ -231,26 +279,26 @@ inline absl::Status AppendDim(tensorflow::shape_inference::InferenceContext* c,
   return absl::OkStatus();
 }
 
-// Runs `write(doc, row)` over every element into output 0, of shape
-// input.shape + [width]; `write` throws rust::Error on a bug.
+// Runs `write(doc, row)` over every document of input 0 (see
+// ForEachRustCall) into output 0, of shape input.shape + [width]; `write`
+// throws rust::Error on a bug.
 template <typename T, typename Write>
-void ComputeRows(tensorflow::OpKernelContext* ctx, int64_t width,
-                 int64_t cost_per_byte, uint64_t work_bytes_cap, Write write) {
+void ComputeRows(tensorflow::OpKernelContext* ctx, const DocumentSource& source,
+                 int64_t width, int64_t cost_per_byte, uint64_t work_bytes_cap,
+                 Write write) {
   const tensorflow::Tensor& input = ctx->input(0);
   tensorflow::TensorShape shape = input.shape();
   OP_REQUIRES_OK(ctx, shape.AddDimWithStatus(width));
   tensorflow::Tensor* output = nullptr;
   OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &output));
-  auto docs = input.flat<tensorflow::tstring>();
   T* rows = output->flat<T>().data();
   OP_REQUIRES_OK(ctx, ForEachRustCall(
-                          ctx, docs, cost_per_byte,
-                          [&](int64_t i) {
-                            write(AsBytes(docs(i)), rust::Slice<T>(rows + i * width, width));
+                          ctx, source, input.flat<tensorflow::tstring>(), cost_per_byte,
+                          [&](int64_t i, rust::Slice<const uint8_t> doc) {
+                            write(doc, rust::Slice<T>(rows + i * width, width));
                           },
                           work_bytes_cap));
 }
-
 // The value type of each bridge row type.
 template <typename Rows>
 struct RowValue;
@@ -266,38 +314,38 @@ template <>
 struct RowValue<Int64Rows> {
   using type = int64_t;
 };
-
-// Shape function of a fixed-width op: builds the extractor (validating the
-// attrs) and appends its width.
+// Shape function of a fixed-width op: builds the extractor and the
+// document source (validating the attrs) and appends the row width.
 template <typename Op>
 absl::Status RowShape(tensorflow::shape_inference::InferenceContext* c) {
   std::optional<rust::Box<typename Op::Rows>> rows;
+  std::optional<rust::Box<DocumentSource>> source;
   TF_RETURN_IF_ERROR(Op::Build(c, &rows));
+  TF_RETURN_IF_ERROR(GetDocumentSource(c, &source));
   return AppendDim(c, static_cast<int64_t>((*rows)->width()));
 }
-
-// Kernel of a fixed-width op. Stateless: its only member is the immutable
-// Rust extractor built from the attrs, so concurrent Compute calls are safe.
+// Kernel of a fixed-width op. Stateless: its only members are the immutable
+// Rust extractor and document source built from the attrs, so concurrent
+// Compute calls are safe.
 template <typename Op>
 class RowKernel : public tensorflow::OpKernel {
  public:
   explicit RowKernel(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, Op::Build(ctx, &rows_));
+    OP_REQUIRES_OK(ctx, GetDocumentSource(ctx, &source_));
   }
-
   void Compute(tensorflow::OpKernelContext* ctx) override {
     using T = typename RowValue<typename Op::Rows>::type;
     const typename Op::Rows& rows = **rows_;
-    ComputeRows<T>(ctx, static_cast<int64_t>(rows.width()), Op::kCostPerByte,
+    ComputeRows<T>(ctx, **source_, static_cast<int64_t>(rows.width()), Op::kCostPerByte,
                    rows.work_bytes_hint(), [&rows](rust::Slice<const uint8_t> doc, rust::Slice<T> row) {
                      rows.write_row(doc, row);
                    });
   }
-
  private:
   std::optional<rust::Box<typename Op::Rows>> rows_;
+  std::optional<rust::Box<DocumentSource>> source_;
 };
-
 // Registers the CPU kernel of a fixed-width op struct.
 #define RUSTFX_REGISTER_ROW_KERNEL(Op)                                   \
   REGISTER_KERNEL_BUILDER(                                               \

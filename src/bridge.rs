@@ -185,6 +185,20 @@ mod ffi {
 
         fn check_max_bytes(max_bytes: i64) -> Result<()>;
 
+        /// Where an extractor op's documents come from: its input strings,
+        /// or the files they name (`read::DocumentSource`).
+        type DocumentSource;
+        fn new_document_source(
+            read_files: bool,
+            max_bytes: i64,
+            on_error: OnError,
+        ) -> Result<Box<DocumentSource>>;
+        fn reads_files(self: &DocumentSource) -> bool;
+        /// The file at `path`, read into `buffer` by the source's rules (a
+        /// file that cannot be read is empty with on_error='empty'); any
+        /// status but Ok fails the op.
+        fn read_document(self: &DocumentSource, path: &[u8], buffer: &mut Vec<u8>) -> Status;
+
         /// A file opened by `read_files`' rules (or the error that stopped
         /// it), read straight into the output tensor's buffer.
         type FileReader;
@@ -491,6 +505,33 @@ fn check_max_bytes(max_bytes: i64) -> BridgeResult<()> {
     guard("check_max_bytes", || {
         crate::read::check_max_bytes(max_bytes).map(|_| ())
     })
+}
+
+/// `read::DocumentSource` behind the bridge.
+pub struct DocumentSource(crate::read::DocumentSource);
+
+fn new_document_source(
+    read_files: bool,
+    max_bytes: i64,
+    on_error: ffi::OnError,
+) -> BridgeResult<Box<DocumentSource>> {
+    guard("new_document_source", || {
+        let on_error = on_error.to_core()?;
+        crate::read::DocumentSource::new(read_files, max_bytes, on_error)
+            .map(|source| Box::new(DocumentSource(source)))
+    })
+}
+
+impl DocumentSource {
+    fn reads_files(&self) -> bool {
+        matches!(self.0, crate::read::DocumentSource::Files { .. })
+    }
+
+    fn read_document(&self, path: &[u8], buffer: &mut Vec<u8>) -> ffi::Status {
+        status_of(guard_kind("read_files", || {
+            self.0.read_document(path, buffer).map(|_| ())
+        }))
+    }
 }
 
 /// An opened file, or why it could not be opened.

@@ -11,7 +11,6 @@
 //! ```
 
 use crate::{Error, ErrorKind, Result};
-use std::ffi::CString;
 use std::fs::File;
 use std::io::{ErrorKind as IoKind, Read};
 use std::os::unix::ffi::OsStrExt;
@@ -61,10 +60,81 @@ pub fn check_max_bytes(max_bytes: i64) -> Result<u64> {
 /// grow or shrink while being read): reading stops at end of file or at
 /// `max_bytes`, whichever comes first.
 pub fn read_file(path: &[u8], max_bytes: u64) -> Result<Vec<u8>> {
-    let mut file = OpenFile::open(path)?;
-    let mut contents = Vec::with_capacity(file.size_hint().min(max_bytes) as usize);
-    file.read_rest(max_bytes, &mut contents)?;
+    let mut contents = Vec::new();
+    read_file_into(path, max_bytes, &mut contents)?;
     Ok(contents)
+}
+
+/// [`read_file`] into `out`, whose contents it replaces (with nothing on
+/// error).
+/// A caller reading many files reuses one buffer: once it has grown to a
+/// typical file, a read allocates nothing (the path is decoded for a
+/// message only on error).
+pub fn read_file_into(path: &[u8], max_bytes: u64, out: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    let (file, size_hint) = open_regular(path)?;
+    out.reserve(usize::try_from(size_hint.min(max_bytes)).unwrap_or(0));
+    if let Err(e) = (&file).take(max_bytes).read_to_end(out) {
+        out.clear();
+        return Err(io_error(&e, path, "cannot read"));
+    }
+    Ok(())
+}
+
+/// Where an extractor op's documents come from: its input strings, or the
+/// files they name (`rustfx.files` in Python), each read like
+/// [`read_file`] by the thread that extracts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DocumentSource {
+    /// The input strings are the documents.
+    Contents,
+    /// The input strings are paths.
+    Files {
+        /// At most this many bytes of each file.
+        max_bytes: u64,
+        /// What a file that cannot be read becomes.
+        on_error: OnError,
+    },
+}
+
+impl DocumentSource {
+    /// The source an op's `read_files`, `read_max_bytes` and
+    /// `read_on_error` attributes describe; the last two only mean
+    /// something with `read_files`.
+    pub fn new(read_files: bool, max_bytes: i64, on_error: OnError) -> Result<Self> {
+        if read_files {
+            let max_bytes = check_max_bytes(max_bytes)?;
+            return Ok(DocumentSource::Files {
+                max_bytes,
+                on_error,
+            });
+        }
+        if max_bytes != 0 || on_error != OnError::default() {
+            return Err(Error::invalid_argument(format!(
+                "read_max_bytes ({max_bytes}) and read_on_error ('{}') apply only when the \
+                 input holds paths (read_files=true)",
+                on_error.name()
+            )));
+        }
+        Ok(DocumentSource::Contents)
+    }
+
+    /// The document `input` stands for: `input` itself, or the file it
+    /// names, read into `buffer`. A file that cannot be read is an error
+    /// with [`OnError::Raise`], empty with [`OnError::Empty`].
+    pub fn read_document<'a>(&self, input: &'a [u8], buffer: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+        match *self {
+            DocumentSource::Contents => Ok(input),
+            DocumentSource::Files {
+                max_bytes,
+                on_error,
+            } => match read_file_into(input, max_bytes, buffer) {
+                Ok(()) => Ok(buffer),
+                Err(_) if on_error == OnError::Empty => Ok(&[]),
+                Err(e) => Err(e),
+            },
+        }
+    }
 }
 
 /// A regular file opened for [`read_file`]'s bounded reads, for callers that
@@ -82,43 +152,11 @@ pub struct OpenFile {
 impl OpenFile {
     /// Opens the regular file at `path`, with every check of [`read_file`].
     pub fn open(path: &[u8]) -> Result<Self> {
-        let shown = String::from_utf8_lossy(path);
-        if path.is_empty() {
-            return Err(Error::invalid_argument("empty path"));
-        }
-        if path.len() > MAX_PATH_BYTES {
-            return Err(Error::invalid_argument(format!(
-                "path is {} bytes long, more than the {MAX_PATH_BYTES} allowed: '{}...'",
-                path.len(),
-                String::from_utf8_lossy(&path[..64])
-            )));
-        }
-        if CString::new(path).is_err() {
-            return Err(Error::invalid_argument(format!(
-                "path contains a NUL byte: '{}'",
-                shown.escape_default()
-            )));
-        }
-        let os_path = Path::new(std::ffi::OsStr::from_bytes(path));
-        // stat before open: opening a FIFO, socket or device can itself have
-        // effects (it releases a writer blocked on the FIFO, arms a watchdog).
-        let meta = std::fs::metadata(os_path).map_err(|e| io_error(&e, &shown, "cannot stat"))?;
-        check_regular(&meta, &shown)?;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-            .open(os_path)
-            .map_err(|e| io_error(&e, &shown, "cannot open"))?;
-        // The path may have been swapped for something else since the stat:
-        // check what was opened (O_NONBLOCK means the open itself never waits).
-        let meta = file
-            .metadata()
-            .map_err(|e| io_error(&e, &shown, "cannot stat"))?;
-        check_regular(&meta, &shown)?;
+        let (file, size_hint) = open_regular(path)?;
         Ok(OpenFile {
             file,
-            size_hint: meta.len(),
-            path: shown.into_owned(),
+            size_hint,
+            path: String::from_utf8_lossy(path).into_owned(),
         })
     }
 
@@ -137,7 +175,7 @@ impl OpenFile {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == IoKind::Interrupted => {}
-                Err(e) => return Err(io_error(&e, &self.path, "cannot read")),
+                Err(e) => return Err(io_error(&e, self.path.as_bytes(), "cannot read")),
             }
         }
         Ok(filled)
@@ -149,12 +187,50 @@ impl OpenFile {
             .take(limit)
             .read_to_end(out)
             .map(|_| ())
-            .map_err(|e| io_error(&e, &self.path, "cannot read"))
+            .map_err(|e| io_error(&e, self.path.as_bytes(), "cannot read"))
     }
 }
 
+/// The regular file at `path`, opened without blocking, and the size
+/// `fstat` reported for it. Allocates nothing unless it fails.
+fn open_regular(path: &[u8]) -> Result<(File, u64)> {
+    if path.is_empty() {
+        return Err(Error::invalid_argument("empty path"));
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(Error::invalid_argument(format!(
+            "path is {} bytes long, more than the {MAX_PATH_BYTES} allowed: '{}...'",
+            path.len(),
+            String::from_utf8_lossy(&path[..64])
+        )));
+    }
+    if path.contains(&0) {
+        return Err(Error::invalid_argument(format!(
+            "path contains a NUL byte: '{}'",
+            String::from_utf8_lossy(path).escape_default()
+        )));
+    }
+    let os_path = Path::new(std::ffi::OsStr::from_bytes(path));
+    // stat before open: opening a FIFO, socket or device can itself have
+    // effects (it releases a writer blocked on the FIFO, arms a watchdog).
+    let meta = std::fs::metadata(os_path).map_err(|e| io_error(&e, path, "cannot stat"))?;
+    check_regular(&meta, path)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(os_path)
+        .map_err(|e| io_error(&e, path, "cannot open"))?;
+    // The path may have been swapped for something else since the stat:
+    // check what was opened (O_NONBLOCK means the open itself never waits).
+    let meta = file
+        .metadata()
+        .map_err(|e| io_error(&e, path, "cannot stat"))?;
+    check_regular(&meta, path)?;
+    Ok((file, meta.len()))
+}
+
 /// InvalidArgument naming `path` unless `meta` is a regular file's.
-fn check_regular(meta: &std::fs::Metadata, path: &str) -> Result<()> {
+fn check_regular(meta: &std::fs::Metadata, path: &[u8]) -> Result<()> {
     let file_type = meta.file_type();
     if file_type.is_file() {
         return Ok(());
@@ -173,11 +249,12 @@ fn check_regular(meta: &std::fs::Metadata, path: &str) -> Result<()> {
         "not a regular file"
     };
     Err(Error::invalid_argument(format!(
-        "'{path}' is {what}; only regular files can be read"
+        "'{}' is {what}; only regular files can be read",
+        String::from_utf8_lossy(path)
     )))
 }
 
-fn io_error(e: &std::io::Error, path: &str, doing: &str) -> Error {
+fn io_error(e: &std::io::Error, path: &[u8], doing: &str) -> Error {
     let kind = match e.kind() {
         IoKind::NotFound => ErrorKind::NotFound,
         IoKind::PermissionDenied => ErrorKind::PermissionDenied,
@@ -189,7 +266,10 @@ fn io_error(e: &std::io::Error, path: &str, doing: &str) -> Error {
             _ => ErrorKind::Io,
         },
     };
-    Error::new(kind, format!("{doing} '{path}': {e}"))
+    Error::new(
+        kind,
+        format!("{doing} '{}': {e}", String::from_utf8_lossy(path)),
+    )
 }
 
 #[cfg(test)]
@@ -233,6 +313,81 @@ mod tests {
         // The same checks as read_file.
         let e = OpenFile::open(bytes(&dir)).unwrap_err();
         assert!(e.message().contains("is a directory"), "{e}");
+    }
+
+    #[test]
+    fn read_file_into_replaces_the_buffer_and_keeps_its_room() {
+        let dir = temp_dir("into");
+        let (long, short) = (dir.join("long"), dir.join("short"));
+        std::fs::write(&long, vec![b'x'; 5000]).unwrap();
+        std::fs::write(&short, b"abc").unwrap();
+        let mut buffer = Vec::new();
+        read_file_into(bytes(&long), 1 << 20, &mut buffer).unwrap();
+        assert_eq!(buffer, vec![b'x'; 5000]);
+        let room = buffer.capacity();
+        read_file_into(bytes(&short), 1 << 20, &mut buffer).unwrap();
+        assert_eq!(buffer, b"abc");
+        assert_eq!(buffer.capacity(), room, "the buffer was reallocated");
+        read_file_into(bytes(&long), 10, &mut buffer).unwrap();
+        assert_eq!(buffer, b"xxxxxxxxxx");
+        // A failed read leaves nothing of the previous file behind.
+        let e = read_file_into(bytes(&dir.join("missing")), 10, &mut buffer).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+        assert!(buffer.is_empty());
+    }
+
+    #[test]
+    fn document_source_attrs() {
+        assert_eq!(
+            DocumentSource::new(false, 0, OnError::Raise).unwrap(),
+            DocumentSource::Contents
+        );
+        assert_eq!(
+            DocumentSource::new(true, 7, OnError::Empty).unwrap(),
+            DocumentSource::Files {
+                max_bytes: 7,
+                on_error: OnError::Empty
+            }
+        );
+        let e = DocumentSource::new(true, -1, OnError::Raise).unwrap_err();
+        assert!(e.message().contains("max_bytes must be in [0, "), "{e}");
+        for (max_bytes, on_error) in [(5, OnError::Raise), (0, OnError::Empty)] {
+            let e = DocumentSource::new(false, max_bytes, on_error).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(
+                e.message().contains("only when the input holds paths"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn document_source_reads_by_its_rules() {
+        let dir = temp_dir("source");
+        let (file, missing) = (dir.join("f"), dir.join("missing"));
+        std::fs::write(&file, b"contents").unwrap();
+        let mut buffer = Vec::new();
+        let contents = DocumentSource::Contents;
+        assert_eq!(
+            contents.read_document(b"as is", &mut buffer).unwrap(),
+            b"as is"
+        );
+        let raise = DocumentSource::new(true, 4, OnError::Raise).unwrap();
+        assert_eq!(
+            raise.read_document(bytes(&file), &mut buffer).unwrap(),
+            b"cont"
+        );
+        let e = raise
+            .read_document(bytes(&missing), &mut buffer)
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+        assert!(e.message().contains("missing"), "{e}");
+        let empty = DocumentSource::new(true, 4, OnError::Empty).unwrap();
+        assert_eq!(
+            empty.read_document(bytes(&missing), &mut buffer).unwrap(),
+            b""
+        );
+        assert_eq!(empty.read_document(bytes(&dir), &mut buffer).unwrap(), b"");
     }
 
     #[test]

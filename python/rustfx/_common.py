@@ -1,5 +1,7 @@
 """Helpers shared by the op wrappers."""
 
+import collections
+
 import tensorflow as tf
 
 from rustfx._loader import ops
@@ -21,3 +23,18 @@ def strings(x, what):
     if x.shape.rank is None:
         raise invalid(f"{what} must have a known rank")
     return x
+
+
+class Files(collections.namedtuple("Files", ["paths", "max_bytes", "on_error"])):
+    """Files for an extractor to read itself: what rustfx.files returns."""
+
+
+def documents(contents):
+    """The input tensor of an extractor op and its source attrs: `contents`
+    (a tf.string tensor of documents), or the paths of a rustfx.files(...),
+    which the op reads itself."""
+    if isinstance(contents, Files):
+        return strings(contents.paths, "paths"), dict(
+            read_files=True, read_max_bytes=contents.max_bytes,
+            read_on_error=contents.on_error)
+    return strings(contents, "contents"), {}

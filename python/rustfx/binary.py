@@ -1,9 +1,12 @@
 """Byte-level features of executables and documents: EMBER-compatible
-histograms and string features, and MalConv-style raw byte sequences."""
+histograms and string features, and MalConv-style raw byte sequences.
+
+Every extractor takes `contents`, a tf.string tensor of file contents, or
+rustfx.files(paths) to read the files itself (rustfx.io.files)."""
 
 import tensorflow as tf
 
-from rustfx._common import invalid, no_autograph, ops, strings
+from rustfx._common import documents, invalid, no_autograph, ops
 
 __all__ = ["byte_histogram", "byte_entropy_histogram", "string_features",
            "general_file_info", "GENERAL_FILE_INFO_NAMES",
@@ -29,8 +32,8 @@ def byte_histogram(contents, *, empty="zeros", name=None):
     counts divided by their sum. An empty input gives zeros (empty="zeros",
     the default: a NaN feature poisons a model) or NaN like EMBER
     (empty="nan")."""
-    return ops.Rustfx_ByteHistogram(input=strings(contents, "contents"),
-                                    empty=empty, name=name)
+    contents, source = documents(contents)
+    return ops.Rustfx_ByteHistogram(input=contents, empty=empty, name=name, **source)
 
 
 @no_autograph
@@ -39,9 +42,9 @@ def byte_entropy_histogram(contents, *, window=2048, step=1024, empty="zeros",
     """EMBER ByteEntropyHistogram: float32 contents.shape + [256], a 16x16
     histogram of (window entropy bin, high nibble), normalised. window and
     step in [1, 2**24]. empty as for byte_histogram."""
+    contents, source = documents(contents)
     return ops.Rustfx_ByteEntropyHistogram(
-        input=strings(contents, "contents"), window=window, step=step,
-        empty=empty, name=name)
+        input=contents, window=window, step=step, empty=empty, name=name, **source)
 
 
 @no_autograph
@@ -51,8 +54,8 @@ def string_features(contents, *, name=None):
     entropy, paths, urls, registry, MZ). The four pattern counts are over
     the whole input; the rest over printable runs of >= 5 bytes. An input
     without strings (empty included) gives zeros, as in EMBER."""
-    return ops.Rustfx_StringFeatures(input=strings(contents, "contents"),
-                                     name=name)
+    contents, source = documents(contents)
+    return ops.Rustfx_StringFeatures(input=contents, name=name, **source)
 
 
 @no_autograph
@@ -61,8 +64,8 @@ def general_file_info(contents, *, name=None):
     contents.shape + [6] = size, entropy (pefile's entropy_H, bit for bit),
     and the first four bytes (0 past the end). thrember's general group is
     these with is_pe third. An empty input gives zeros (thrember raises)."""
-    return ops.Rustfx_GeneralFileInfo(input=strings(contents, "contents"),
-                                      name=name)
+    contents, source = documents(contents)
+    return ops.Rustfx_GeneralFileInfo(input=contents, name=name, **source)
 
 
 @no_autograph
@@ -71,8 +74,8 @@ def ember2024_string_features(contents, *, name=None):
     = numstrings, avlength, printables, 96-bin printable distribution,
     entropy, then how many strings match each of thrember's 77 patterns
     (sorted by name). An input without strings gives zeros."""
-    return ops.Rustfx_Ember2024StringFeatures(
-        input=strings(contents, "contents"), name=name)
+    contents, source = documents(contents)
+    return ops.Rustfx_Ember2024StringFeatures(input=contents, name=name, **source)
 
 
 def _groups(groups):
@@ -90,9 +93,10 @@ def ember_features(contents, *, feature_version=3, groups=None, name=None):
     the groups named in `groups`, in that order. Files that are not PE get
     zeros in the PE groups, as in thrember; an empty file gets zeros
     (thrember raises). ember_feature_names() names each value."""
+    contents, source = documents(contents)
     return ops.Rustfx_EmberFeatures(
-        input=strings(contents, "contents"), feature_version=feature_version,
-        groups=_groups(groups), name=name)
+        input=contents, feature_version=feature_version, groups=_groups(groups),
+        name=name, **source)
 
 
 def ember_feature_names(*, feature_version=3, groups=None):
@@ -118,8 +122,9 @@ def byte_sequence(contents, max_len=None, *, preset="ember", shift=None,
         raise invalid(f"preset must be one of {', '.join(BYTE_SEQUENCE_PRESETS)}, "
                       f"got {preset!r}")
     defaults = BYTE_SEQUENCE_PRESETS[preset]
+    contents, source = documents(contents)
     return ops.Rustfx_ByteSequence(
-        input=strings(contents, "contents"),
+        input=contents, **source,
         max_len=defaults["max_len"] if max_len is None else max_len,
         shift=defaults["shift"] if shift is None else shift,
         pad_value=defaults["pad_value"] if pad_value is None else pad_value,

@@ -4,9 +4,9 @@ import collections
 
 import tensorflow as tf
 
-from rustfx._common import no_autograph, ops, strings
+from rustfx._common import Files, no_autograph, ops, strings
 
-__all__ = ["read_files", "ReadStatus", "DEFAULT_MAX_BYTES"]
+__all__ = ["read_files", "files", "Files", "ReadStatus", "DEFAULT_MAX_BYTES"]
 
 #: Default `max_bytes` of read_files: larger files are truncated to this.
 DEFAULT_MAX_BYTES = 64 << 20
@@ -41,3 +41,24 @@ def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise",
     if with_status:
         return contents, ReadStatus(codes, messages)
     return contents
+
+
+def files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise"):
+    """The files at `paths`, for an extractor to read itself: pass the
+    result to any extractor in place of its contents.
+
+        rustfx.hashed_ngrams(rustfx.files(paths, max_bytes=2**20), ...)
+
+    gives what `hashed_ngrams(read_files(paths, max_bytes=2**20), ...)`
+    gives, in one op: each file is read (by read_files' rules) into a buffer
+    of the thread that extracts it, so no batch of contents is ever held in
+    memory, and a pipeline runs faster (README, Speed). A file that cannot
+    be read fails the op with on_error="raise" (the same error read_files
+    raises), and is an empty document with on_error="empty"; for per-file
+    status codes, use read_files(..., with_status=True).
+
+    Args:
+      paths: tf.string tensor of any shape; the output has its shape.
+      max_bytes, on_error: as for read_files.
+    """
+    return Files(paths, max_bytes, on_error)

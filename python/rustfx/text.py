@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from rustfx._common import invalid, no_autograph, ops, strings
+from rustfx._common import documents, invalid, no_autograph, ops
 
 __all__ = ["hashed_ngrams"]
 
@@ -17,7 +17,8 @@ def hashed_ngrams(contents, *, num_buckets, ngram_widths=(1,),
     """Hashes the n-grams of each string of `contents` into `num_buckets`.
 
     Args:
-      contents: tf.string tensor of any rank (documents or file contents).
+      contents: tf.string tensor of any rank (documents or file contents),
+        or rustfx.files(paths) for the op to read the files itself.
       num_buckets: number of buckets, >= 1; ids are in [0, num_buckets).
       ngram_widths: n-gram widths, each in [1, 64]; output is grouped by
         width in this order (like `tf.strings.ngrams`).
@@ -45,12 +46,12 @@ def hashed_ngrams(contents, *, num_buckets, ngram_widths=(1,),
     Returns:
       The ids or counts, as described for `output`.
     """
-    contents = strings(contents, "contents")
+    contents, source = documents(contents)
     if output not in _OUTPUTS:
         raise invalid(f"output must be one of {', '.join(_OUTPUTS)}, "
                        f"got {output!r}")
     attrs = dict(num_buckets=num_buckets, ngram_widths=list(ngram_widths),
-                 tokenizer=tokenizer, lowercase=lowercase, hash=hash)
+                 tokenizer=tokenizer, lowercase=lowercase, hash=hash, **source)
     counts_attrs = dict(binary=binary, alternate_sign=alternate_sign,
                         norm=norm or "none")
     with tf.name_scope(name or "hashed_ngrams"):
