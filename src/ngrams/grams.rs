@@ -10,7 +10,7 @@
 //! ending at the newest token is then a slice of that buffer, so each token
 //! is copied once, whatever the widths, and a joined n-gram's bytes are by
 //! construction those of the lowercased text. A short token is copied as
-//! one 16-byte chunk, lowercased and given its joiner in registers, with no
+//! one 16-byte chunk, lowercased in a vector register, with no
 //! branch on its content: whether a token is followed by exactly one space
 //! (so that the n-gram is already a slice of the text), or has an uppercase
 //! letter, is a coin toss in real text, and a mispredicted branch costs more
@@ -191,11 +191,12 @@ impl TokenBuffer {
         let at = self.room(n);
         if n < CHUNK {
             if let Some(&bytes) = text.get(start..).and_then(<[u8]>::first_chunk::<CHUNK>) {
-                let mut chunk = Chunk::from_le_bytes(bytes);
-                if lowercase {
-                    chunk = ascii_lowercase_chunk(chunk);
-                }
-                self.buf[at..at + CHUNK].copy_from_slice(&chunk.to_le_bytes());
+                let chunk: Chunk = if lowercase {
+                    ascii_lowercase_chunk(bytes)
+                } else {
+                    bytes
+                };
+                self.buf[at..at + CHUNK].copy_from_slice(&chunk);
                 // A byte store over the chunk's: cheaper than placing the
                 // joiner in the 128-bit chunk with variable shifts.
                 self.len = at + n;
