@@ -166,15 +166,16 @@ def advice(paths, mb, repeat):
     files = tf.data.Dataset.from_tensor_slices(paths)
     auto = tf.data.AUTOTUNE
 
-    def fx(max_bytes=MAX_BYTES, **out):
+    def fx(max_bytes=MAX_BYTES, one_op=False, **out):
         kwargs = dict(output="sequence", max_tokens=MAX_TOKENS, pad_value=PAD,
                       num_buckets=NUM_BUCKETS)
         kwargs.update(out)
         if kwargs["output"] != "sequence":
             del kwargs["max_tokens"], kwargs["pad_value"]
+        read = rustfx.files if one_op else rustfx.read_files
 
         def f(p):
-            contents = rustfx.read_files(p, max_bytes=max_bytes, on_error="empty")
+            contents = read(p, max_bytes=max_bytes, on_error="empty")
             return rustfx.hashed_ngrams(contents, ngram_widths=WIDTHS, **kwargs)
         return f
 
@@ -184,6 +185,7 @@ def advice(paths, mb, repeat):
     counts = dict(output="counts", num_buckets=1 << 16)
     variants = [
         ("batch 64, then map (AUTOTUNE)  [baseline]", batched(fx())),
+        ("rustfx.files(p) instead of read_files(p): one op", batched(fx(one_op=True))),
         ("map per file, then batch 64", files.map(fx(), num_parallel_calls=auto).batch(BATCH)),
         ("batch 64, map with num_parallel_calls=1", batched(fx(), calls=None)),
         ("batch 256, then map", batched(fx(), batch=256)),

@@ -20,12 +20,17 @@
 //! `max_bytes`; a path that `std::fs::metadata` reports missing is
 //! `NotFound`; non-regular files are `InvalidArgument` with a message; the
 //! known fixtures give their documented error kind; `check_max_bytes` accepts
-//! exactly `[0, MAX_READ_BYTES]`.
+//! exactly `[0, MAX_READ_BYTES]`; a `DocumentSource` reading files (what an
+//! op given `rustfx.files` does) gives the same bytes through a reused
+//! buffer, the same error, or with on_error="empty" an empty document.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rustfx::read::{check_max_bytes, read_file, MAX_PATH_BYTES, MAX_READ_BYTES};
+use rustfx::read::{
+    check_max_bytes, read_file, DocumentSource, OnError, MAX_PATH_BYTES, MAX_READ_BYTES,
+};
 use rustfx::ErrorKind;
+use std::cell::RefCell;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -122,6 +127,40 @@ fn expected_kind(relative: &[u8]) -> Option<ErrorKind> {
     })
 }
 
+thread_local! {
+    /// The buffer the ops' document sources reuse, holding the previous
+    /// input's file: nothing of it may leak into the next document.
+    static BUFFER: RefCell<Vec<u8>> = RefCell::new(b"stale bytes of another file".to_vec());
+}
+
+/// What an op reading its input's files sees: the bytes `read_file` gives,
+/// through a reused buffer; with on_error="empty", an unreadable file is
+/// an empty document.
+fn check_document_sources(path: &[u8], max_bytes: u64, want: &rustfx::Result<Vec<u8>>) {
+    BUFFER.with_borrow_mut(|buffer| {
+        for on_error in [OnError::Raise, OnError::Empty] {
+            let source = DocumentSource::new(true, max_bytes as i64, on_error).unwrap();
+            let got = source.read_document(path, buffer).map(<[u8]>::to_vec);
+            match (want, got, on_error) {
+                // /proc/self/status changes between two reads.
+                (Ok(want), Ok(got), _) => assert!(&got == want || changes(path)),
+                (Err(want), Err(got), OnError::Raise) => {
+                    assert_eq!((got.kind(), got.message()), (want.kind(), want.message()))
+                }
+                (Err(_), Ok(got), OnError::Empty) => assert!(got.is_empty()),
+                (want, got, _) => panic!("read_file gave {want:?}, the source {got:?}"),
+            }
+        }
+    });
+}
+
+/// Whether the file at `path` is one of the kernel's, whose contents
+/// change from one read to the next.
+fn changes(path: &[u8]) -> bool {
+    let os = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
+    std::fs::canonicalize(os).is_ok_and(|c| c.starts_with("/proc"))
+}
+
 fuzz_target!(|data: &[u8]| {
     let fx = fixture();
     if data.len() < 3 {
@@ -162,6 +201,7 @@ fuzz_target!(|data: &[u8]| {
 
     let result = read_file(&path, max_bytes);
     let shown = String::from_utf8_lossy(&path).into_owned();
+    check_document_sources(&path, max_bytes, &result);
     match &result {
         Ok(bytes) => assert!(bytes.len() as u64 <= max_bytes, "read more than max_bytes"),
         Err(e) => assert!(!e.message().is_empty()),
