@@ -203,6 +203,8 @@ inline void ForEachDocument(tensorflow::OpKernelContext* ctx, int64_t n,
   constexpr int64_t kChunksPerThread = 16;
   constexpr int64_t kMinChunkBytes = 16384;
   if (n == 0) return;
+  // Capped so that the sum stays far from int64's limit whatever bytes_of
+  // says (a string element is below 2 GiB anyway).
   auto work_bytes = [&](int64_t i) {
     return static_cast<int64_t>(std::min<uint64_t>(bytes_of(i), 1ULL << 40)) + 1;
   };
