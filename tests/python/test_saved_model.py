@@ -71,3 +71,49 @@ def test_saved_model_round_trip_in_fresh_process(tmp_path):
     missing = run_loader(export_dir, out, "")
     assert missing.returncode != 0
     assert "Rustfx>" in missing.stderr
+
+
+class FileFeatures(tf.Module):
+    """A serving signature that takes paths: the ops read the files."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def __call__(self, paths):
+        files = rustfx.files(paths, max_bytes=12, on_error="empty")
+        return {
+            "ids": rustfx.hashed_ngrams(files, num_buckets=1000, output="sequence",
+                                        max_tokens=8),
+            "histogram": rustfx.byte_histogram(files),
+        }
+
+
+LOAD_PATHS = """
+import sys, numpy as np, tensorflow as tf
+import rustfx
+loaded = tf.saved_model.load(sys.argv[1])
+out = loaded(tf.constant(sys.argv[3:]))
+np.savez(sys.argv[2], **{k: v.numpy() for k, v in out.items()})
+"""
+
+
+def test_saved_model_reading_its_files_in_fresh_process(tmp_path):
+    paths = []
+    for i, doc in enumerate(DOCS):
+        path = tmp_path / f"doc{i}"
+        path.write_bytes(doc)
+        paths.append(str(path))
+    paths.append(str(tmp_path / "missing"))  # on_error="empty": an empty row
+    export_dir = str(tmp_path / "model")
+    tf.saved_model.save(FileFeatures(), export_dir)
+
+    out = str(tmp_path / "out.npz")
+    done = subprocess.run([sys.executable, "-c", LOAD_PATHS, export_dir, out, *paths],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = np.load(out)
+    # The reference: the same extractors on the contents, cut at max_bytes.
+    contents = tf.constant([doc[:12] for doc in DOCS] + [b""])
+    want_ids = rustfx.hashed_ngrams(contents, num_buckets=1000, output="sequence",
+                                    max_tokens=8)
+    np.testing.assert_array_equal(got["ids"], want_ids.numpy())
+    np.testing.assert_array_equal(got["histogram"], rustfx.byte_histogram(contents).numpy())
