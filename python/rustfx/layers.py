@@ -19,6 +19,12 @@ SavedModel (`model.export`); both load only in a process that has run
 (`.keras`). Without it, loading fails with "Op type not registered" or
 "Could not locate class".
 
+Every extractor layer also takes `files`: None (the default; the input is
+contents) or a dict of `rustfx.files` keywords (`{}` for its defaults,
+`dict(max_bytes=2**20, on_error="empty")`): the input is then paths, and
+the layer's op reads the files itself, exactly as
+`layer(rustfx.read_files(paths, **files))` would give.
+
 Parameter errors are the op's own: each constructor runs its op once,
 eagerly, on an empty batch, so a bad value raises the op's
 `tf.errors.InvalidArgumentError` (with the message the function gives) when
@@ -54,9 +60,13 @@ class _Extractor(keras.layers.Layer):
 
     _function = None
 
-    def __init__(self, fx_config, **kwargs):
+    def __init__(self, fx_config, files=None, **kwargs):
         super().__init__(**kwargs)
         self._fx_config = dict(fx_config)
+        if files is not None and not isinstance(files, dict):
+            raise TypeError("files must be None or a dict of rustfx.files keywords "
+                            f"(max_bytes, on_error), got {files!r}")
+        self._files = None if files is None else dict(files)
         self.supports_jit = False
         # Inputs are strings: no float conversion, and Python lists of bytes
         # are accepted when called eagerly.
@@ -69,6 +79,8 @@ class _Extractor(keras.layers.Layer):
     def _extract(self, inputs):
         with tf.device("CPU:0"):
             inputs = tf.convert_to_tensor(inputs)
+            if self._files is not None:
+                inputs = io.files(inputs, **self._files)
             return type(self)._function(inputs, **self._fx_config)
 
     def call(self, inputs):
@@ -84,7 +96,10 @@ class _Extractor(keras.layers.Layer):
         return tuple(input_shape) + self._output_spec()[0]
 
     def get_config(self):
-        return {**super().get_config(), **self._fx_config}
+        config = {**super().get_config(), **self._fx_config}
+        if self._files is not None:
+            config["files"] = dict(self._files)
+        return config
 
 
 @_register
@@ -262,6 +277,9 @@ class ReadFiles(_Extractor):
 
     def __init__(self, max_bytes=io.DEFAULT_MAX_BYTES, on_error="raise",
                  **kwargs):
+        if kwargs.get("files") is not None:
+            raise TypeError("ReadFiles reads its input's files already; "
+                            "files= is for the extractor layers")
         super().__init__(dict(max_bytes=max_bytes, on_error=on_error),
                          **kwargs)
 

@@ -295,3 +295,29 @@ def test_model_saves_and_loads_in_fresh_process(tmp_path):
             and "Op type not registered 'Rustfx>" in stdout), stdout
     assert "keras failed: TypeError: " in stdout, stdout
     assert "Could not locate class 'HashedNgrams'" in stdout, stdout
+
+
+@pytest.mark.parametrize("cls, kwargs", CASES, ids=IDS)
+def test_layer_reading_files_equals_it_on_read_files(cls, kwargs, machine_files, tmp_path):
+    """files=: the layer takes paths and its op reads them, as the layer on
+    read_files' contents; the option round-trips through the config."""
+    read = dict(max_bytes=5000, on_error="empty")
+    paths = machine_files[::5] + [str(tmp_path / "missing")]
+    layer = cls(**kwargs, files=read)
+    want = cls(**kwargs)(rustfx.read_files(paths, **read))
+    assert_bitwise_equal(layer(tf.constant(paths)), want)
+    got = list(tf.data.Dataset.from_tensor_slices(paths).batch(len(paths)).map(layer))
+    assert_bitwise_equal(got[0], want)
+    config = layer.get_config()
+    assert config["files"] == read
+    assert json.loads(json.dumps(config)) == config
+    assert cls.from_config(config).get_config() == config
+
+
+def test_files_option_is_checked():
+    with pytest.raises(TypeError, match="files must be None or a dict"):
+        layers.ByteHistogram(files=1 << 20)
+    with pytest.raises(TypeError, match="ReadFiles reads its input's files already"):
+        layers.ReadFiles(files={})
+    with pytest.raises((tf.errors.InvalidArgumentError, ValueError), match="max_bytes must be in"):
+        layers.ByteHistogram(files=dict(max_bytes=-1))
