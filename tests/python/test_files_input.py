@@ -13,29 +13,17 @@ import pytest
 import tensorflow as tf
 
 import rustfx
-from hostile_files import (ERROR_CLASS, build, extractor_specs, make_hostile_paths,
-                           short_tmpdir)
+import hostile_files
+from hostile_files import (ERROR_CLASS, build, canonical, extractor_specs,
+                           make_hostile_paths, short_tmpdir)
 
 SPECS = extractor_specs()
 MAX_BYTES = 6000
 
 
-def as_values(x):
-    """A comparable value of any extractor output."""
-    if isinstance(x, tf.RaggedTensor):
-        return x.to_list()
-    if isinstance(x, tf.SparseTensor):
-        return (x.indices.numpy().tolist(), x.values.numpy().tolist(),
-                x.dense_shape.numpy().tolist())
-    return x.numpy()
-
-
-def assert_same(got, want):
-    got, want = as_values(got), as_values(want)
-    if isinstance(want, np.ndarray):
-        np.testing.assert_array_equal(got, want)  # NaN equals NaN here
-    else:
-        assert got == want
+def assert_same(got, want, what):
+    """Bitwise equal outputs of any kind (NaN equal to NaN)."""
+    hostile_files.assert_same(canonical(got), canonical(want), what)
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +42,10 @@ def test_reading_files_equals_read_files_then_extracting(name, paths):
     extract = build(SPECS[name])
     read = dict(max_bytes=MAX_BYTES, on_error="empty")
     want = extract(rustfx.read_files(paths, **read))
-    assert_same(extract(rustfx.files(paths, **read)), want)
+    assert_same(extract(rustfx.files(paths, **read)), want, name)
     # The same inside a graph and in a tf.data map with parallel calls.
     graph = tf.function(lambda p: extract(rustfx.files(p, **read)))
-    assert_same(graph(tf.constant(paths)), want)
+    assert_same(graph(tf.constant(paths)), want, f"{name} in a graph")
 
 
 def test_tf_data_map_gives_the_same_rows(paths):
