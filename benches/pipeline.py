@@ -161,6 +161,23 @@ def pure_rust(paths, repeat):
         return result["seconds"], digest.hexdigest(), result["threads"]
 
 
+def one_pass(ds):
+    """A timer of one pass over `ds`, for best_in_rounds."""
+    return lambda: best_seconds(ds, 1)
+
+
+def best_in_rounds(timers, rounds):
+    """The best seconds of each timer (a call that times one pass), run in
+    rounds of one call each: this shared VM has slow and fast phases of
+    several seconds, and timing one pipeline's passes back to back let a
+    phase decide a ratio."""
+    best = [float("inf")] * len(timers)
+    for _ in range(rounds):
+        for k, timer in enumerate(timers):
+            best[k] = min(best[k], timer())
+    return best
+
+
 def advice(paths, mb, repeat):
     """The same rustfx job under each pipeline choice: which ones pay."""
     files = tf.data.Dataset.from_tensor_slices(paths)
@@ -201,11 +218,7 @@ def advice(paths, mb, repeat):
     variants.append((".cache() after the map, later epochs", cached))
     for _, ds in variants:
         best_seconds(ds, 1)  # warm-up
-    # In rounds, as main() times the pipelines.
-    best = [float("inf")] * len(variants)
-    for _ in range(repeat):
-        for k, (_, ds) in enumerate(variants):
-            best[k] = min(best[k], best_seconds(ds, 1))
+    best = best_in_rounds([one_pass(ds) for _, ds in variants], repeat)
     results = [(name, seconds) for (name, _), seconds in zip(variants, best)]
     base = results[0][1]
     print("\n| rustfx pipeline variant | MB/s | files/s | vs baseline |\n|---|---:|---:|---:|")
@@ -245,24 +258,24 @@ def main():
             digest = digest_of(ds)
             reference = reference or digest
             assert digest == reference, f"{name}: rows differ from the rustfx pipeline's"
-    # Timed in rounds, one pass of each pipeline per round, best of the
-    # rounds: this shared VM has slow and fast phases of several seconds,
-    # and timing each pipeline's passes back to back let one phase decide a
-    # ratio. The Python pipeline (minutes per pass) is timed on its own.
+    # The Python pipeline (minutes per pass) is timed on its own.
     fast = [(name, ds) for name, ds in candidates if not name.startswith("Python")]
-    best = {name: float("inf") for name, _ in candidates}
-    rust_name, rust_best = None, float("inf")
-    for _ in range(args.repeat):
-        for name, ds in fast:
-            best[name] = min(best[name], best_seconds(ds, 1))
+    rust_threads = []
+
+    def pure_rust_pass():
         seconds, digest, threads = pure_rust(paths, 1)
         assert digest == reference, "pure-Rust rows differ from the rustfx pipeline's"
-        rust_name = f"pure Rust read + FX (rayon, {threads} threads)"
-        rust_best = min(rust_best, seconds)
+        rust_threads.append(threads)
+        return seconds
+
+    *fast_best, rust_best = best_in_rounds(
+        [one_pass(ds) for _, ds in fast] + [pure_rust_pass], args.repeat)
+    best = dict(zip((name for name, _ in fast), fast_best))
     for name, ds in candidates:
         if name.startswith("Python"):
             best[name] = best_seconds(ds, args.python_repeat)
-    results = [(name, best[name]) for name, _ in candidates] + [(rust_name, rust_best)]
+    results = [(name, best[name]) for name, _ in candidates]
+    results.append((f"pure Rust read + FX (rayon, {rust_threads[-1]} threads)", rust_best))
     for name, seconds in results:
         print(f"  ... {name}: {mb / seconds:.1f} MB/s", file=sys.stderr, flush=True)
 
