@@ -296,18 +296,28 @@ impl<'a> AsciiWords<'a> {
     }
 }
 
+impl AsciiWords<'_> {
+    /// The byte range of the next token (at least `min_len` long) in the
+    /// text, not copied.
+    #[inline(always)]
+    pub(super) fn next_range(&mut self) -> Option<(usize, usize)> {
+        loop {
+            let (start, end) = self.tokens.next()?;
+            if end - start >= self.min_len {
+                return Some((start, end));
+            }
+        }
+    }
+}
+
 impl TokenSource for AsciiWords<'_> {
     #[inline(always)]
     fn next_token(&mut self, out: &mut TokenBuffer) -> bool {
-        loop {
-            let Some((start, end)) = self.tokens.next() else {
-                return false;
-            };
-            if end - start >= self.min_len {
-                out.push_text(self.tokens.text(), start, end, self.lowercase);
-                return true;
-            }
-        }
+        let Some((start, end)) = self.next_range() else {
+            return false;
+        };
+        out.push_text(self.tokens.text(), start, end, self.lowercase);
+        true
     }
 }
 

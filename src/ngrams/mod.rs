@@ -51,7 +51,7 @@ use grams::{
     ascii_collapsed_ngrams, byte_ngrams, char_wb_ngrams, AsciiWords, CharUnits, Gram, PythonChars,
     PythonWords, TokenBuffer, TokenSource,
 };
-use scan::{AsciiTokens, ByteClass};
+use scan::ByteClass;
 use std::cell::Cell;
 use std::ops::ControlFlow;
 use std::thread::LocalKey;
@@ -839,14 +839,12 @@ fn ascii_words(
 ) -> ControlFlow<()> {
     let mut buffer = TokenBuffer::new();
     passes(widths, order, |widths| {
+        let mut words = AsciiWords::new(doc, class, lowercase, min_len);
         if widths != [1] || lowercase {
-            let words = AsciiWords::new(doc, class, lowercase, min_len);
             return buffer.emit_windows(Some(b' '), words, widths, f);
         }
-        for (start, end) in AsciiTokens::new(doc, class) {
-            if end - start >= min_len {
-                f(0, Gram::new(&doc[start..], end - start))?;
-            }
+        while let Some((start, end)) = words.next_range() {
+            f(0, Gram::new(&doc[start..], end - start))?;
         }
         ControlFlow::Continue(())
     })
