@@ -44,6 +44,31 @@ crate::names::named_values!(Sampling, "sampling", {
     HeadTail => "head_tail",
 });
 
+/// A named convention for the parameters of a [`ByteSequence`]: what
+/// `byte_sequence(preset=...)` fills in for the ones not given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preset {
+    /// elastic/ember's MalConv: bytes as they are, pad 256, 2^20 bytes.
+    Ember,
+    /// MalConv2: bytes + 1, pad 0, 4,000,000 bytes.
+    Malconv2,
+}
+
+crate::names::named_values!(Preset, "preset", {
+    Ember => "ember",
+    Malconv2 => "malconv2",
+});
+
+impl Preset {
+    /// The preset's `(max_len, shift, pad_value)`.
+    pub fn parameters(self) -> (usize, i32, i32) {
+        match self {
+            Preset::Ember => (EMBER_MALCONV_MAX_LEN, 0, EMBER_MALCONV_PAD),
+            Preset::Malconv2 => (MALCONV2_MAX_LEN, 1, 0),
+        }
+    }
+}
+
 /// How to turn bytes into a fixed-length `int32` sequence: at most
 /// `max_len` bytes (chosen by `sampling`), each as `byte + shift`, then
 /// `pad_value` up to `max_len`.

@@ -42,6 +42,12 @@ pub trait RowExtractor: Send + Sync {
         None
     }
 
+    /// The name of each value of a row, for extractors whose values have
+    /// names (EMBER2024's groups); `None` otherwise.
+    fn feature_names(&self) -> Option<Vec<String>> {
+        None
+    }
+
     /// The row of `doc` in a new vector.
     fn row(&self, doc: &[u8]) -> Vec<Self::Value> {
         let mut out = vec![Self::Value::default(); self.width()];
@@ -72,4 +78,185 @@ fn wrong_width(got: usize, width: usize) -> Error {
         ErrorKind::Internal,
         format!("output row has {got} values, expected {width}"),
     )
+}
+
+/// An extractor whose rows have any number of int64 ids (the ragged
+/// output: hashed n-gram ids).
+pub trait RaggedIdsExtractor: Send + Sync {
+    /// Appends the ids of `doc` to `ids`.
+    fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>);
+}
+
+/// An extractor whose rows are sparse float32 vectors of a fixed width
+/// (bags of hashed n-grams).
+pub trait SparseRowsExtractor: Send + Sync {
+    /// The dense width of a row.
+    fn width(&self) -> usize;
+    /// Replaces `row` with the sparse row of `doc` (indices sorted).
+    fn write_sparse_row(&self, doc: &[u8], row: &mut crate::ngrams::SparseRow);
+}
+
+/// An extractor whose rows have any number of byte strings (the ragged
+/// string output: the printable strings of a binary).
+pub trait RaggedStringsExtractor: Send + Sync {
+    /// Appends each string of `doc` to `bytes` and, after each one, pushes
+    /// `bytes.len()` to `ends`.
+    fn append_strings(&self, doc: &[u8], bytes: &mut Vec<u8>, ends: &mut Vec<u64>);
+}
+
+/// A built extractor of any output kind: what a [`FeatureSpec`] builds
+/// (`crate::spec::FeatureSpec::build`) and every host (the ops,
+/// `rustfx-features`, the benches) drives. One variant per output kind, so
+/// a new extractor of an existing kind is a registry entry, not a new arm.
+///
+/// [`FeatureSpec`]: crate::spec::FeatureSpec
+pub enum Extractor {
+    /// Fixed-width float32 rows.
+    Float32Rows(Box<dyn RowExtractor<Value = f32>>),
+    /// Fixed-width int32 rows.
+    Int32Rows(Box<dyn RowExtractor<Value = i32>>),
+    /// Fixed-width int64 rows.
+    Int64Rows(Box<dyn RowExtractor<Value = i64>>),
+    /// Ragged int64 ids.
+    RaggedIds(Box<dyn RaggedIdsExtractor>),
+    /// Sparse float32 rows of a fixed dense width.
+    SparseRows(Box<dyn SparseRowsExtractor>),
+    /// Ragged byte strings.
+    RaggedStrings(Box<dyn RaggedStringsExtractor>),
+}
+
+impl std::fmt::Debug for Extractor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Extractor({:?})", self.output())
+    }
+}
+
+/// The element type of an output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DType {
+    /// float32.
+    Float32,
+    /// int32.
+    Int32,
+    /// int64.
+    Int64,
+    /// Byte strings (`tf.string`).
+    String,
+}
+
+crate::names::named_values!(DType, "dtype", {
+    Float32 => "float32",
+    Int32 => "int32",
+    Int64 => "int64",
+    String => "string",
+});
+
+/// How each document's values are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    /// A row of exactly `width` values.
+    Dense,
+    /// Any number of values.
+    Ragged,
+    /// A sparse row of dense width `width`.
+    Sparse,
+}
+
+crate::names::named_values!(OutputKind, "output kind", {
+    Dense => "dense",
+    Ragged => "ragged",
+    Sparse => "sparse",
+});
+
+/// What an extractor outputs per document: kind, dtype and, for dense and
+/// sparse rows, the width. Part of every [`FeatureSpec`](crate::spec::FeatureSpec).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputSpec {
+    /// Dense, ragged or sparse.
+    pub kind: OutputKind,
+    /// The element type.
+    pub dtype: DType,
+    /// Values per row (dense), the dense width (sparse), `None` (ragged).
+    pub width: Option<usize>,
+}
+
+impl Extractor {
+    /// What this extractor outputs per document.
+    pub fn output(&self) -> OutputSpec {
+        let (kind, dtype, width) = match self {
+            Extractor::Float32Rows(e) => (OutputKind::Dense, DType::Float32, Some(e.width())),
+            Extractor::Int32Rows(e) => (OutputKind::Dense, DType::Int32, Some(e.width())),
+            Extractor::Int64Rows(e) => (OutputKind::Dense, DType::Int64, Some(e.width())),
+            Extractor::RaggedIds(_) => (OutputKind::Ragged, DType::Int64, None),
+            Extractor::SparseRows(e) => (OutputKind::Sparse, DType::Float32, Some(e.width())),
+            Extractor::RaggedStrings(_) => (OutputKind::Ragged, DType::String, None),
+        };
+        OutputSpec { kind, dtype, width }
+    }
+
+    /// The extractor's work hint ([`RowExtractor::work_bytes_hint`]).
+    pub fn work_bytes_hint(&self) -> Option<usize> {
+        match self {
+            Extractor::Float32Rows(e) => e.work_bytes_hint(),
+            Extractor::Int32Rows(e) => e.work_bytes_hint(),
+            Extractor::Int64Rows(e) => e.work_bytes_hint(),
+            Extractor::RaggedIds(_) | Extractor::SparseRows(_) | Extractor::RaggedStrings(_) => {
+                None
+            }
+        }
+    }
+
+    /// The name of each value of a dense row, for the extractors that name
+    /// them ([`RowExtractor::feature_names`]).
+    pub fn feature_names(&self) -> Option<Vec<String>> {
+        match self {
+            Extractor::Float32Rows(e) => e.feature_names(),
+            Extractor::Int32Rows(e) => e.feature_names(),
+            Extractor::Int64Rows(e) => e.feature_names(),
+            Extractor::RaggedIds(_) | Extractor::SparseRows(_) | Extractor::RaggedStrings(_) => {
+                None
+            }
+        }
+    }
+
+    /// The output of `doc` as text values, one per value (floats in
+    /// shortest round-trip form; a sparse value as `index:value`; a string
+    /// as JSON): what `rustfx-features` prints.
+    pub fn text_row(&self, doc: &[u8]) -> Vec<String> {
+        fn debug<T: std::fmt::Debug>(row: Vec<T>) -> Vec<String> {
+            row.iter().map(|v| format!("{v:?}")).collect()
+        }
+        match self {
+            Extractor::Float32Rows(e) => debug(e.row(doc)),
+            Extractor::Int32Rows(e) => debug(e.row(doc)),
+            Extractor::Int64Rows(e) => debug(e.row(doc)),
+            Extractor::RaggedIds(e) => {
+                let mut ids = Vec::new();
+                e.append_ids(doc, &mut ids);
+                debug(ids)
+            }
+            Extractor::SparseRows(e) => {
+                let mut row = crate::ngrams::SparseRow::default();
+                e.write_sparse_row(doc, &mut row);
+                row.indices
+                    .iter()
+                    .zip(&row.values)
+                    .map(|(i, v)| format!("{i}:{v:?}"))
+                    .collect()
+            }
+            Extractor::RaggedStrings(e) => {
+                let (mut bytes, mut ends) = (Vec::new(), Vec::new());
+                e.append_strings(doc, &mut bytes, &mut ends);
+                let mut start = 0;
+                ends.iter()
+                    .map(|&end| {
+                        let end = end as usize;
+                        let s = String::from_utf8_lossy(&bytes[start..end]);
+                        start = end;
+                        serde_json::Value::from(s.as_ref()).to_string()
+                    })
+                    .collect()
+            }
+        }
+    }
 }

@@ -46,6 +46,15 @@ impl RowExtractor for GeneralFileInfo {
         GENERAL_FILE_INFO_DIM
     }
 
+    fn feature_names(&self) -> Option<Vec<String>> {
+        Some(
+            GENERAL_FILE_INFO_NAMES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        )
+    }
+
     fn write_row(&self, doc: &[u8], out: &mut [f32]) -> Result<()> {
         write_general_file_info(doc, &byte_counts(doc), fixed_row(out)?);
         Ok(())

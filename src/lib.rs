@@ -24,6 +24,8 @@ pub mod names;
 pub mod ngrams;
 pub mod pe;
 pub mod read;
+pub mod registry;
+pub mod spec;
 pub mod unicode_classes;
 
 pub use error::{Error, ErrorKind, Result};

@@ -268,6 +268,10 @@ impl RowExtractor for EmberFeatures {
         self.width
     }
 
+    fn feature_names(&self) -> Option<Vec<String>> {
+        Some(EmberFeatures::feature_names(self))
+    }
+
     fn write_row(&self, doc: &[u8], out: &mut [f32]) -> Result<()> {
         check_width(out.len(), self.width)?;
         out.fill(0.0);

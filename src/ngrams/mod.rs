@@ -867,3 +867,21 @@ fn passes(
         }
     }
 }
+
+/// The ragged output of `hashed_ngrams`.
+impl crate::extractor::RaggedIdsExtractor for NgramHasher {
+    fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>) {
+        self.ids(doc, ids);
+    }
+}
+
+/// The sparse output of `hashed_ngrams`: a row as wide as the buckets.
+impl crate::extractor::SparseRowsExtractor for NgramCounter {
+    fn width(&self) -> usize {
+        usize::try_from(self.hasher.config().num_buckets).unwrap_or(usize::MAX)
+    }
+
+    fn write_sparse_row(&self, doc: &[u8], row: &mut SparseRow) {
+        self.counts(doc, row);
+    }
+}
