@@ -1,17 +1,8 @@
 // What every op family shares: running Rust calls over a batch on TF's
 // thread pool, turning Rust errors into statuses, reading enum attrs through
-// the core's parsers, and RowShape / RowKernel, which serve every
-// fixed-width extractor.
-//
-// A fixed-width op is a struct (see byte_features_op.cc) with
-//   static constexpr char kName[];          // "Rustfx>..."
-//   static constexpr int64_t kCostPerByte;  // rough cycles per input byte
-//   using Rows = FloatRows | Int32Rows | Int64Rows;
-//   template <typename AttrSource>          // kernel or shape-fn context
-//   static absl::Status Build(AttrSource*, std::optional<rust::Box<Rows>>*);
-// Build reads the op's attrs and calls its Rust constructor, which checks
-// every rule; the shape function and the kernel both call it, so bad attrs
-// fail at graph construction with the core's message.
+// the core's parsers, where an op's documents come from
+// (RUSTFX_SOURCE_ATTRS), and ComputeRows, which fills a dense output.
+// The extractor ops themselves are in extract_ops.cc.
 #ifndef RUSTFX_CPP_RUSTFX_KERNEL_H_
 #define RUSTFX_CPP_RUSTFX_KERNEL_H_
 
@@ -312,58 +303,6 @@ void ComputeRows(tensorflow::OpKernelContext* ctx, const DocumentSource& source,
                           },
                           work_bytes_cap));
 }
-// The value type of each bridge row type.
-template <typename Rows>
-struct RowValue;
-template <>
-struct RowValue<FloatRows> {
-  using type = float;
-};
-template <>
-struct RowValue<Int32Rows> {
-  using type = int32_t;
-};
-template <>
-struct RowValue<Int64Rows> {
-  using type = int64_t;
-};
-// Shape function of a fixed-width op: builds the extractor and the
-// document source (validating the attrs) and appends the row width.
-template <typename Op>
-absl::Status RowShape(tensorflow::shape_inference::InferenceContext* c) {
-  std::optional<rust::Box<typename Op::Rows>> rows;
-  std::optional<rust::Box<DocumentSource>> source;
-  TF_RETURN_IF_ERROR(Op::Build(c, &rows));
-  TF_RETURN_IF_ERROR(GetDocumentSource(c, &source));
-  return AppendDim(c, static_cast<int64_t>((*rows)->width()));
-}
-// Kernel of a fixed-width op. Stateless: its only members are the immutable
-// Rust extractor and document source built from the attrs, so concurrent
-// Compute calls are safe.
-template <typename Op>
-class RowKernel : public tensorflow::OpKernel {
- public:
-  explicit RowKernel(tensorflow::OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, Op::Build(ctx, &rows_));
-    OP_REQUIRES_OK(ctx, GetDocumentSource(ctx, &source_));
-  }
-  void Compute(tensorflow::OpKernelContext* ctx) override {
-    using T = typename RowValue<typename Op::Rows>::type;
-    const typename Op::Rows& rows = **rows_;
-    ComputeRows<T>(ctx, **source_, static_cast<int64_t>(rows.width()), Op::kCostPerByte,
-                   rows.work_bytes_hint(), [&rows](rust::Slice<const uint8_t> doc, rust::Slice<T> row) {
-                     rows.write_row(doc, row);
-                   });
-  }
- private:
-  std::optional<rust::Box<typename Op::Rows>> rows_;
-  std::optional<rust::Box<DocumentSource>> source_;
-};
-// Registers the CPU kernel of a fixed-width op struct.
-#define RUSTFX_REGISTER_ROW_KERNEL(Op)                                   \
-  REGISTER_KERNEL_BUILDER(                                               \
-      Name(Op::kName).Device(tensorflow::DEVICE_CPU), ::rustfx::RowKernel<Op>)
-
 }  // namespace rustfx
 
 #endif  // RUSTFX_CPP_RUSTFX_KERNEL_H_

@@ -1,27 +1,18 @@
 //! The cxx bridge between the C++ TensorFlow kernels in `cpp/` and the core.
 //!
-//! Thin on purpose: a constructor per extractor turns typed parameters into
-//! the core type (whose `new` checks every rule), and the kernels drive it
-//! through a handful of calls. Closed sets of values cross as shared enums,
-//! parsed from their names by the core's `from_name`, never compared as
-//! strings. Every entry runs inside [`guard`], so a Rust panic never unwinds
-//! into C++: it becomes an error that names the operation.
+//! Thin on purpose: an op's one `spec` attr (a [`FeatureSpec`]'s JSON) is
+//! parsed, checked and built by the core (`new_extractor`), and the kernels
+//! drive the built extractor through one call per output kind. No
+//! extractor has an entry here: a new one is a registry entry in the core.
+//! Closed sets of values the kernels need (`OnError`, the output kind)
+//! cross as shared enums. Every entry runs inside [`guard`], so a Rust
+//! panic never unwinds into C++: it becomes an error that names the
+//! operation.
 //!
-//! Adding a fixed-width extractor: implement
-//! [`RowExtractor`](crate::extractor::RowExtractor) in the core, and add one
-//! `new_*` constructor below returning the row type of its value type
-//! (`FloatRows`, `Int32Rows` or `Int64Rows`); the C++ `RowKernel` does the rest.
+//! [`FeatureSpec`]: crate::spec::FeatureSpec
 
-use crate::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
-use crate::byte_sequence::{ByteSequence, Sampling};
-use crate::ember2024::{parse_groups, EmberFeatures};
-use crate::ember2024_strings::Ember2024Strings;
-use crate::extractor::RowExtractor;
-use crate::file_info::GeneralFileInfo;
-use crate::ngrams::{
-    CountOptions, HashFamily, NgramConfig, NgramCounter, NgramCounts, NgramHasher, NgramSequence,
-    Norm, SparseRow, Tokenizer,
-};
+use crate::extractor::Extractor as CoreExtractor;
+use crate::ngrams::SparseRow;
 use crate::read::OnError;
 use crate::{Error, ErrorKind, Result};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -47,55 +38,27 @@ mod ffi {
         message: String,
     }
 
-    /// `ngrams::Tokenizer`.
-    enum Tokenizer {
-        Whitespace,
-        Word,
-        Char,
-        Byte,
-        SklearnWord,
-        SklearnChar,
-        SklearnCharWb,
-    }
-
-    /// `ngrams::HashFamily`.
-    enum HashFamily {
-        Fingerprint64,
-        Murmur3,
-    }
-
-    /// `ngrams::Norm`.
-    enum Norm {
-        None,
-        L1,
-        L2,
-    }
-
-    /// `byte_features::EmptyInput`.
-    enum EmptyInput {
-        Zeros,
-        Nan,
-    }
-
-    /// `byte_sequence::Sampling`.
-    enum Sampling {
-        Head,
-        HeadTail,
-    }
-
     /// `read::OnError`.
     enum OnError {
         Raise,
         Empty,
     }
 
-    /// The attributes every hashed n-gram op has.
-    struct NgramParams {
-        tokenizer: Tokenizer,
-        widths: Vec<i64>,
-        lowercase: bool,
-        hash: HashFamily,
-        num_buckets: i64,
+    /// What a built extractor outputs: which op serves it, and which
+    /// `Extractor` call fills that op's outputs.
+    enum OutputKind {
+        /// `write_f32_row`: Rustfx>DenseRows with Tout=float.
+        Float32Rows,
+        /// `write_i32_row`: Rustfx>DenseRows with Tout=int32.
+        Int32Rows,
+        /// `write_i64_row`: Rustfx>DenseRows with Tout=int64.
+        Int64Rows,
+        /// `append_ids`: Rustfx>RaggedIds.
+        RaggedIds,
+        /// `write_sparse_row`: Rustfx>SparseRows.
+        SparseRows,
+        /// `append_strings`: Rustfx>RaggedStrings.
+        RaggedStrings,
     }
 
     /// One read into a caller's buffer: its outcome and the bytes read.
@@ -104,84 +67,48 @@ mod ffi {
         len: usize,
     }
 
-    /// The weighting attributes of the counts outputs.
-    struct CountParams {
-        binary: bool,
-        alternate_sign: bool,
-        norm: Norm,
-    }
-
     // ---- Rust functions the kernels call ------------------------------------
 
     extern "Rust" {
-        // Names of closed sets of values (the core's `from_name`).
-        fn parse_tokenizer(name: &str) -> Result<Tokenizer>;
-        fn parse_hash_family(name: &str) -> Result<HashFamily>;
-        fn parse_norm(name: &str) -> Result<Norm>;
-        fn parse_empty_input(name: &str) -> Result<EmptyInput>;
-        fn parse_sampling(name: &str) -> Result<Sampling>;
         fn parse_on_error(name: &str) -> Result<OnError>;
 
-        /// A validated fixed-width extractor of float32 rows.
-        type FloatRows;
-        fn width(self: &FloatRows) -> usize;
-        fn work_bytes_hint(self: &FloatRows) -> u64;
-        fn write_row(self: &FloatRows, doc: &[u8], out: &mut [f32]) -> Result<()>;
-
-        /// A validated fixed-width extractor of int32 rows.
-        type Int32Rows;
-        fn width(self: &Int32Rows) -> usize;
-        fn work_bytes_hint(self: &Int32Rows) -> u64;
-        fn write_row(self: &Int32Rows, doc: &[u8], out: &mut [i32]) -> Result<()>;
-
-        /// A validated fixed-width extractor of int64 rows.
-        type Int64Rows;
-        fn width(self: &Int64Rows) -> usize;
-        fn work_bytes_hint(self: &Int64Rows) -> u64;
-        fn write_row(self: &Int64Rows, doc: &[u8], out: &mut [i64]) -> Result<()>;
-
-        // Fixed-width extractors, one constructor each.
-        fn new_byte_histogram(empty: EmptyInput) -> Result<Box<FloatRows>>;
-        fn new_byte_entropy_histogram(
-            window: i64,
-            step: i64,
-            empty: EmptyInput,
-        ) -> Result<Box<FloatRows>>;
-        fn new_string_features() -> Result<Box<FloatRows>>;
-        fn new_general_file_info() -> Result<Box<FloatRows>>;
-        fn new_ember2024_string_features() -> Result<Box<FloatRows>>;
-        /// `groups`: comma-separated group names, "" for all.
-        fn new_ember_features(feature_version: i64, groups: &str) -> Result<Box<FloatRows>>;
-        fn ember_feature_names(feature_version: i64, groups: &str) -> Result<Vec<String>>;
-        fn new_byte_sequence(
-            max_len: i64,
-            shift: i64,
-            pad_value: i64,
-            sampling: Sampling,
-        ) -> Result<Box<Int32Rows>>;
-        fn new_ngram_sequence(
-            params: &NgramParams,
-            max_tokens: i64,
-            pad_value: i64,
-        ) -> Result<Box<Int64Rows>>;
-        fn new_ngram_counts(params: &NgramParams, counts: &CountParams) -> Result<Box<FloatRows>>;
-
-        /// Hashed n-gram ids of any length (the ragged output).
-        type NgramRagged;
-        fn new_ngram_ragged(params: &NgramParams) -> Result<Box<NgramRagged>>;
-        fn append_ids(self: &NgramRagged, doc: &[u8], ids: &mut Vec<i64>) -> Result<()>;
-
-        /// Bags of hashed n-grams as sparse rows (the sparse output).
-        type NgramSparse;
-        fn new_ngram_sparse(params: &NgramParams, counts: &CountParams)
-            -> Result<Box<NgramSparse>>;
+        /// An extractor built from a spec (the op's `spec` attr), checked by
+        /// the core: a bad spec or an output version of another build is
+        /// an error with the core's message.
+        type Extractor;
+        fn new_extractor(spec: &str) -> Result<Box<Extractor>>;
+        fn output_kind(self: &Extractor) -> OutputKind;
+        /// Values per row (dense), dense width (sparse), 0 (ragged).
+        fn width(self: &Extractor) -> usize;
+        /// At most how many bytes of a document its output costs,
+        /// `u64::MAX` for the whole document.
+        fn work_bytes_hint(self: &Extractor) -> u64;
+        /// Rough cycles per input byte (the registry's figure).
+        fn cost_per_byte(self: &Extractor) -> i64;
+        fn write_f32_row(self: &Extractor, doc: &[u8], out: &mut [f32]) -> Result<()>;
+        fn write_i32_row(self: &Extractor, doc: &[u8], out: &mut [i32]) -> Result<()>;
+        fn write_i64_row(self: &Extractor, doc: &[u8], out: &mut [i64]) -> Result<()>;
+        fn append_ids(self: &Extractor, doc: &[u8], ids: &mut Vec<i64>) -> Result<()>;
         /// Replaces `indices` and `values` with the sparse row of `doc`.
-        fn write_counts(
-            self: &NgramSparse,
+        fn write_sparse_row(
+            self: &Extractor,
             doc: &[u8],
             indices: &mut Vec<u64>,
             values: &mut Vec<f32>,
         ) -> Result<()>;
+        /// Appends each string of `doc` to `bytes`, pushing `bytes.len()`
+        /// to `ends` after each.
+        fn append_strings(
+            self: &Extractor,
+            doc: &[u8],
+            bytes: &mut Vec<u8>,
+            ends: &mut Vec<u64>,
+        ) -> Result<()>;
+
+        /// What Python asks of the core: "registry" (the table as JSON),
+        /// "spec" (the canonical JSON of `spec`), "feature_names" (the
+        /// name of each value of its rows).
+        fn spec_query(query: &str, spec: &str) -> Result<Vec<String>>;
 
         fn check_max_bytes(max_bytes: i64) -> Result<()>;
 
@@ -235,268 +162,152 @@ fn guard_kind<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     }
 }
 
-// ---- Shared enums ----------------------------------------------------------
-
-/// Pairs a shared enum with its core enum: `parse` (the core's `from_name`,
-/// for C++), `From<core>` (an exhaustive match: a new core variant does not
-/// compile until it has a shared one) and `from_ffi`. A cxx enum can hold
-/// any discriminant, so `from_ffi` has a fallback, reported as a bug.
-macro_rules! shared_enum {
-    ($parse:ident, $ty:ident { $($variant:ident),+ $(,)? }) => {
-        fn $parse(name: &str) -> BridgeResult<ffi::$ty> {
-            guard(stringify!($parse), || $ty::from_name(name).map(ffi::$ty::from))
-        }
-
-        impl From<$ty> for ffi::$ty {
-            fn from(value: $ty) -> Self {
-                match value {
-                    $($ty::$variant => ffi::$ty::$variant,)+
-                }
-            }
-        }
-
-        // Not every shared enum comes back to Rust (OnError stays in C++).
-        #[allow(dead_code)]
-        impl ffi::$ty {
-            fn to_core(self) -> Result<$ty> {
-                match self {
-                    $(ffi::$ty::$variant => Ok($ty::$variant),)+
-                    _ => Err(Error::new(
-                        ErrorKind::Internal,
-                        format!("invalid {} value {} (a bug in rustfx)", stringify!($ty), self.repr),
-                    )),
-                }
-            }
-        }
-    };
+fn parse_on_error(name: &str) -> BridgeResult<ffi::OnError> {
+    guard("parse_on_error", || {
+        Ok(match OnError::from_name(name)? {
+            OnError::Raise => ffi::OnError::Raise,
+            OnError::Empty => ffi::OnError::Empty,
+        })
+    })
 }
 
-shared_enum!(
-    parse_tokenizer,
-    Tokenizer {
-        Whitespace,
-        Word,
-        Char,
-        Byte,
-        SklearnWord,
-        SklearnChar,
-        SklearnCharWb,
+impl ffi::OnError {
+    /// A cxx enum can hold any discriminant: another one is a bug.
+    fn to_core(self) -> Result<OnError> {
+        match self {
+            ffi::OnError::Raise => Ok(OnError::Raise),
+            ffi::OnError::Empty => Ok(OnError::Empty),
+            _ => Err(Error::new(
+                ErrorKind::Internal,
+                format!("invalid OnError value {} (a bug in rustfx)", self.repr),
+            )),
+        }
     }
-);
-shared_enum!(
-    parse_hash_family,
-    HashFamily {
-        Fingerprint64,
-        Murmur3
-    }
-);
-shared_enum!(parse_norm, Norm { None, L1, L2 });
-shared_enum!(parse_empty_input, EmptyInput { Zeros, Nan });
-shared_enum!(parse_sampling, Sampling { Head, HeadTail });
-shared_enum!(parse_on_error, OnError { Raise, Empty });
+}
 
-// ---- Fixed-width extractors --------------------------------------------------
+// ---- Extractors ----------------------------------------------------------------
 
-/// Defines an opaque row type over any [`RowExtractor`] of one value type.
-macro_rules! row_type {
-    ($name:ident, $value:ty) => {
-        /// A validated fixed-width extractor behind the bridge.
-        pub struct $name(Box<dyn RowExtractor<Value = $value>>);
+/// A built extractor and the registry's cost figure.
+pub struct Extractor {
+    extractor: CoreExtractor,
+    cost_per_byte: i64,
+}
 
-        impl $name {
-            fn boxed(extractor: impl RowExtractor<Value = $value> + 'static) -> Box<Self> {
-                Box::new($name(Box::new(extractor)))
-            }
+fn new_extractor(spec: &str) -> BridgeResult<Box<Extractor>> {
+    guard("new_extractor", || {
+        let (spec, extractor) = crate::spec::load(spec)?;
+        Ok(Box::new(Extractor {
+            extractor,
+            cost_per_byte: i64::from(spec.entry().cost_per_byte),
+        }))
+    })
+}
 
-            fn width(&self) -> usize {
-                self.0.width()
-            }
+/// The error of a call that does not match the extractor's kind: the
+/// kernels check the kind first, so this is a bug.
+fn wrong_kind(call: &str, extractor: &CoreExtractor) -> Error {
+    Error::new(
+        ErrorKind::Internal,
+        format!("{call} on an extractor of output {:?} (a bug in rustfx)", extractor.output()),
+    )
+}
 
-            /// The extractor's work hint, `u64::MAX` for "the whole document".
-            fn work_bytes_hint(&self) -> u64 {
-                self.0.work_bytes_hint().map_or(u64::MAX, |n| n as u64)
-            }
-
-            fn write_row(&self, doc: &[u8], out: &mut [$value]) -> BridgeResult<()> {
-                guard(stringify!($name), || self.0.write_row(doc, out))
-            }
+impl Extractor {
+    fn output_kind(&self) -> ffi::OutputKind {
+        match self.extractor {
+            CoreExtractor::Float32Rows(_) => ffi::OutputKind::Float32Rows,
+            CoreExtractor::Int32Rows(_) => ffi::OutputKind::Int32Rows,
+            CoreExtractor::Int64Rows(_) => ffi::OutputKind::Int64Rows,
+            CoreExtractor::RaggedIds(_) => ffi::OutputKind::RaggedIds,
+            CoreExtractor::SparseRows(_) => ffi::OutputKind::SparseRows,
+            CoreExtractor::RaggedStrings(_) => ffi::OutputKind::RaggedStrings,
         }
-    };
-}
+    }
 
-row_type!(FloatRows, f32);
-row_type!(Int32Rows, i32);
-row_type!(Int64Rows, i64);
+    fn width(&self) -> usize {
+        self.extractor.output().width.unwrap_or(0)
+    }
 
-/// A size parameter as `usize`; a negative value maps to 0, which every
-/// core constructor rejects with its own message.
-fn size(value: i64) -> usize {
-    usize::try_from(value).unwrap_or(0)
-}
+    fn work_bytes_hint(&self) -> u64 {
+        self.extractor
+            .work_bytes_hint()
+            .map_or(u64::MAX, |n| n as u64)
+    }
 
-/// An int32 parameter, or an error naming it.
-fn int32(name: &str, value: i64) -> Result<i32> {
-    i32::try_from(value)
-        .map_err(|_| Error::invalid_argument(format!("{name} must fit in int32, got {value}")))
-}
+    fn cost_per_byte(&self) -> i64 {
+        self.cost_per_byte
+    }
 
-fn new_byte_histogram(empty: ffi::EmptyInput) -> BridgeResult<Box<FloatRows>> {
-    guard("new_byte_histogram", || {
-        Ok(FloatRows::boxed(ByteHistogram::new(empty.to_core()?)))
-    })
-}
-
-fn new_byte_entropy_histogram(
-    window: i64,
-    step: i64,
-    empty: ffi::EmptyInput,
-) -> BridgeResult<Box<FloatRows>> {
-    guard("new_byte_entropy_histogram", || {
-        // Sizes beyond usize (none on 64-bit) and negative ones map to 0.
-        let extractor = ByteEntropyHistogram::new(size(window), size(step), empty.to_core()?)?;
-        Ok(FloatRows::boxed(extractor))
-    })
-}
-
-fn new_string_features() -> BridgeResult<Box<FloatRows>> {
-    guard("new_string_features", || {
-        Ok(FloatRows::boxed(StringFeatures))
-    })
-}
-
-fn new_general_file_info() -> BridgeResult<Box<FloatRows>> {
-    guard("new_general_file_info", || {
-        Ok(FloatRows::boxed(GeneralFileInfo))
-    })
-}
-
-fn new_ember_features(feature_version: i64, groups: &str) -> BridgeResult<Box<FloatRows>> {
-    guard("new_ember_features", || {
-        let extractor = EmberFeatures::new(feature_version, &parse_groups(groups)?)?;
-        Ok(FloatRows::boxed(extractor))
-    })
-}
-
-fn ember_feature_names(feature_version: i64, groups: &str) -> BridgeResult<Vec<String>> {
-    guard("ember_feature_names", || {
-        Ok(EmberFeatures::new(feature_version, &parse_groups(groups)?)?.feature_names())
-    })
-}
-
-fn new_ember2024_string_features() -> BridgeResult<Box<FloatRows>> {
-    guard("new_ember2024_string_features", || {
-        Ok(FloatRows::boxed(Ember2024Strings::new()?))
-    })
-}
-
-fn new_byte_sequence(
-    max_len: i64,
-    shift: i64,
-    pad_value: i64,
-    sampling: ffi::Sampling,
-) -> BridgeResult<Box<Int32Rows>> {
-    guard("new_byte_sequence", || {
-        let extractor = ByteSequence::new(
-            size(max_len),
-            int32("shift", shift)?,
-            int32("pad_value", pad_value)?,
-            sampling.to_core()?,
-        )?;
-        Ok(Int32Rows::boxed(extractor))
-    })
-}
-
-// ---- Hashed n-grams ----------------------------------------------------------
-
-fn ngram_hasher(params: &ffi::NgramParams) -> Result<NgramHasher> {
-    NgramHasher::new(NgramConfig {
-        tokenizer: params.tokenizer.to_core()?,
-        widths: params.widths.iter().map(|&w| size(w)).collect(),
-        lowercase: params.lowercase,
-        hash: params.hash.to_core()?,
-        // A negative count maps to 0, which NgramHasher::new rejects.
-        num_buckets: u64::try_from(params.num_buckets).unwrap_or(0),
-    })
-}
-
-fn ngram_counter(params: &ffi::NgramParams, counts: &ffi::CountParams) -> Result<NgramCounter> {
-    let options = CountOptions {
-        binary: counts.binary,
-        alternate_sign: counts.alternate_sign,
-        norm: counts.norm.to_core()?,
-    };
-    NgramCounter::new(ngram_hasher(params)?, options)
-}
-
-fn new_ngram_sequence(
-    params: &ffi::NgramParams,
-    max_tokens: i64,
-    pad_value: i64,
-) -> BridgeResult<Box<Int64Rows>> {
-    guard("new_ngram_sequence", || {
-        let extractor = NgramSequence::new(ngram_hasher(params)?, size(max_tokens), pad_value)?;
-        Ok(Int64Rows::boxed(extractor))
-    })
-}
-
-fn new_ngram_counts(
-    params: &ffi::NgramParams,
-    counts: &ffi::CountParams,
-) -> BridgeResult<Box<FloatRows>> {
-    guard("new_ngram_counts", || {
-        let extractor = NgramCounts::new(ngram_counter(params, counts)?)?;
-        Ok(FloatRows::boxed(extractor))
-    })
-}
-
-/// The hasher behind the ragged output.
-pub struct NgramRagged(NgramHasher);
-
-fn new_ngram_ragged(params: &ffi::NgramParams) -> BridgeResult<Box<NgramRagged>> {
-    guard("new_ngram_ragged", || {
-        Ok(Box::new(NgramRagged(ngram_hasher(params)?)))
-    })
-}
-
-impl NgramRagged {
-    fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>) -> BridgeResult<()> {
-        guard("hashed_ngrams", || {
-            self.0.ids(doc, ids);
-            Ok(())
+    fn write_f32_row(&self, doc: &[u8], out: &mut [f32]) -> BridgeResult<()> {
+        guard("write_f32_row", || match &self.extractor {
+            CoreExtractor::Float32Rows(e) => e.write_row(doc, out),
+            other => Err(wrong_kind("write_f32_row", other)),
         })
     }
-}
 
-/// The counter behind the sparse output.
-pub struct NgramSparse(NgramCounter);
+    fn write_i32_row(&self, doc: &[u8], out: &mut [i32]) -> BridgeResult<()> {
+        guard("write_i32_row", || match &self.extractor {
+            CoreExtractor::Int32Rows(e) => e.write_row(doc, out),
+            other => Err(wrong_kind("write_i32_row", other)),
+        })
+    }
 
-fn new_ngram_sparse(
-    params: &ffi::NgramParams,
-    counts: &ffi::CountParams,
-) -> BridgeResult<Box<NgramSparse>> {
-    guard("new_ngram_sparse", || {
-        Ok(Box::new(NgramSparse(ngram_counter(params, counts)?)))
-    })
-}
+    fn write_i64_row(&self, doc: &[u8], out: &mut [i64]) -> BridgeResult<()> {
+        guard("write_i64_row", || match &self.extractor {
+            CoreExtractor::Int64Rows(e) => e.write_row(doc, out),
+            other => Err(wrong_kind("write_i64_row", other)),
+        })
+    }
 
-impl NgramSparse {
-    fn write_counts(
+    fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>) -> BridgeResult<()> {
+        guard("append_ids", || match &self.extractor {
+            CoreExtractor::RaggedIds(e) => {
+                e.append_ids(doc, ids);
+                Ok(())
+            }
+            other => Err(wrong_kind("append_ids", other)),
+        })
+    }
+
+    fn write_sparse_row(
         &self,
         doc: &[u8],
         indices: &mut Vec<u64>,
         values: &mut Vec<f32>,
     ) -> BridgeResult<()> {
-        guard("hashed_ngrams (sparse)", || {
-            // The kernel's own vectors become the row: no copy.
-            let mut row = SparseRow {
-                indices: std::mem::take(indices),
-                values: std::mem::take(values),
-            };
-            self.0.counts(doc, &mut row);
-            (*indices, *values) = (row.indices, row.values);
-            Ok(())
+        guard("write_sparse_row", || match &self.extractor {
+            CoreExtractor::SparseRows(e) => {
+                // The kernel's own vectors become the row: no copy.
+                let mut row = SparseRow {
+                    indices: std::mem::take(indices),
+                    values: std::mem::take(values),
+                };
+                e.write_sparse_row(doc, &mut row);
+                (*indices, *values) = (row.indices, row.values);
+                Ok(())
+            }
+            other => Err(wrong_kind("write_sparse_row", other)),
         })
     }
+
+    fn append_strings(
+        &self,
+        doc: &[u8],
+        bytes: &mut Vec<u8>,
+        ends: &mut Vec<u64>,
+    ) -> BridgeResult<()> {
+        guard("append_strings", || match &self.extractor {
+            CoreExtractor::RaggedStrings(e) => {
+                e.append_strings(doc, bytes, ends);
+                Ok(())
+            }
+            other => Err(wrong_kind("append_strings", other)),
+        })
+    }
+}
+
+fn spec_query(query: &str, spec: &str) -> BridgeResult<Vec<String>> {
+    guard("spec_query", || crate::spec::query(query, spec))
 }
 
 // ---- Reading files -------------------------------------------------------------

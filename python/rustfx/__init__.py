@@ -9,10 +9,11 @@ TensorFlow.
 
 # Each family module lists its public names in __all__: a new wrapper in a
 # module is exported without an edit here.
-from rustfx import binary, io, text
+from rustfx import binary, io, spec, text
+from rustfx.spec import *  # noqa: F401,F403
 from rustfx.binary import *  # noqa: F401,F403
 from rustfx.io import *  # noqa: F401,F403
 from rustfx.text import *  # noqa: F401,F403
 from rustfx import layers  # noqa: F401  (registers the Keras layer classes)
 
-__all__ = [*text.__all__, *io.__all__, *binary.__all__]
+__all__ = [*spec.__all__, *text.__all__, *io.__all__, *binary.__all__]

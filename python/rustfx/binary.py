@@ -4,9 +4,8 @@ histograms and string features, and MalConv-style raw byte sequences.
 Every extractor takes `contents`, a tf.string tensor of file contents, or
 rustfx.files(paths) to read the files itself (rustfx.io.files)."""
 
-import tensorflow as tf
-
-from rustfx._common import documents, invalid, no_autograph, ops
+from rustfx._common import no_autograph
+from rustfx.spec import FeatureSpec, extract, registry
 
 __all__ = ["byte_histogram", "byte_entropy_histogram", "string_features",
            "general_file_info", "GENERAL_FILE_INFO_NAMES",
@@ -14,16 +13,20 @@ __all__ = ["byte_histogram", "byte_entropy_histogram", "string_features",
            "ember_feature_names", "byte_sequence",
            "BYTE_SEQUENCE_PRESETS"]
 
-#: The columns of general_file_info.
-GENERAL_FILE_INFO_NAMES = ("size", "entropy", "start_byte_0", "start_byte_1",
-                           "start_byte_2", "start_byte_3")
+#: The columns of general_file_info (from the core).
+GENERAL_FILE_INFO_NAMES = tuple(FeatureSpec("general_file_info").feature_names())
 
-#: Named byte_sequence conventions: EMBER's MalConv (bytes 0..255, pad 256,
-#: 2**20 bytes) and MalConv2 (bytes + 1, pad 0, 4,000,000 bytes).
-BYTE_SEQUENCE_PRESETS = {
-    "ember": dict(max_len=1 << 20, shift=0, pad_value=256),
-    "malconv2": dict(max_len=4_000_000, shift=1, pad_value=0),
-}
+
+def _presets():
+    preset = next(p for p in registry()["byte_sequence"]["params"] if p["name"] == "preset")
+    return {name: {k: v for k, v in FeatureSpec("byte_sequence", preset=name).params.items()
+                   if k in ("max_len", "shift", "pad_value")}
+            for name in preset["names"]}
+
+
+#: Named byte_sequence conventions (from the core): EMBER's MalConv (bytes
+#: 0..255, pad 256, 2**20 bytes) and MalConv2 (bytes + 1, pad 0, 4,000,000).
+BYTE_SEQUENCE_PRESETS = _presets()
 
 
 @no_autograph
@@ -32,8 +35,7 @@ def byte_histogram(contents, *, empty="zeros", name=None):
     counts divided by their sum. An empty input gives zeros (empty="zeros",
     the default: a NaN feature poisons a model) or NaN like EMBER
     (empty="nan")."""
-    contents, source = documents(contents)
-    return ops.Rustfx_ByteHistogram(input=contents, empty=empty, name=name, **source)
+    return extract(FeatureSpec("byte_histogram", empty=empty), contents, name=name)
 
 
 @no_autograph
@@ -42,9 +44,8 @@ def byte_entropy_histogram(contents, *, window=2048, step=1024, empty="zeros",
     """EMBER ByteEntropyHistogram: float32 contents.shape + [256], a 16x16
     histogram of (window entropy bin, high nibble), normalised. window and
     step in [1, 2**24]. empty as for byte_histogram."""
-    contents, source = documents(contents)
-    return ops.Rustfx_ByteEntropyHistogram(
-        input=contents, window=window, step=step, empty=empty, name=name, **source)
+    spec = FeatureSpec("byte_entropy_histogram", window=window, step=step, empty=empty)
+    return extract(spec, contents, name=name)
 
 
 @no_autograph
@@ -54,8 +55,7 @@ def string_features(contents, *, name=None):
     entropy, paths, urls, registry, MZ). The four pattern counts are over
     the whole input; the rest over printable runs of >= 5 bytes. An input
     without strings (empty included) gives zeros, as in EMBER."""
-    contents, source = documents(contents)
-    return ops.Rustfx_StringFeatures(input=contents, name=name, **source)
+    return extract(FeatureSpec("string_features"), contents, name=name)
 
 
 @no_autograph
@@ -64,8 +64,7 @@ def general_file_info(contents, *, name=None):
     contents.shape + [6] = size, entropy (pefile's entropy_H, bit for bit),
     and the first four bytes (0 past the end). thrember's general group is
     these with is_pe third. An empty input gives zeros (thrember raises)."""
-    contents, source = documents(contents)
-    return ops.Rustfx_GeneralFileInfo(input=contents, name=name, **source)
+    return extract(FeatureSpec("general_file_info"), contents, name=name)
 
 
 @no_autograph
@@ -74,14 +73,14 @@ def ember2024_string_features(contents, *, name=None):
     = numstrings, avlength, printables, 96-bin printable distribution,
     entropy, then how many strings match each of thrember's 77 patterns
     (sorted by name). An input without strings gives zeros."""
-    contents, source = documents(contents)
-    return ops.Rustfx_Ember2024StringFeatures(input=contents, name=name, **source)
+    return extract(FeatureSpec("ember2024_string_features"), contents, name=name)
 
 
-def _groups(groups):
-    if isinstance(groups, str):
-        raise invalid(f"groups must be a list of group names, got the string {groups!r}")
-    return list(groups or [])
+def _ember_spec(feature_version, groups):
+    groups = [] if groups is None else groups
+    if isinstance(groups, (list, tuple)):
+        groups = list(groups)
+    return FeatureSpec("ember_features", feature_version=feature_version, groups=groups)
 
 
 @no_autograph
@@ -93,18 +92,13 @@ def ember_features(contents, *, feature_version=3, groups=None, name=None):
     the groups named in `groups`, in that order. Files that are not PE get
     zeros in the PE groups, as in thrember; an empty file gets zeros
     (thrember raises). ember_feature_names() names each value."""
-    contents, source = documents(contents)
-    return ops.Rustfx_EmberFeatures(
-        input=contents, feature_version=feature_version, groups=_groups(groups),
-        name=name, **source)
+    return extract(_ember_spec(feature_version, groups), contents, name=name)
 
 
 def ember_feature_names(*, feature_version=3, groups=None):
     """The name of each value of ember_features with the same arguments, as
     a list of str ("<group>_<value>", e.g. "header_machine")."""
-    names = ops.Rustfx_EmberFeatureNames(feature_version=feature_version,
-                                         groups=_groups(groups))
-    return [n.decode() for n in names.numpy()]
+    return _ember_spec(feature_version, groups).feature_names()
 
 
 @no_autograph
@@ -118,14 +112,6 @@ def byte_sequence(contents, max_len=None, *, preset="ember", shift=None,
     "head_tail" keeps the first ceil(max_len/2) and last floor(max_len/2)
     bytes of longer inputs.
     """
-    if preset not in BYTE_SEQUENCE_PRESETS:
-        raise invalid(f"preset must be one of {', '.join(BYTE_SEQUENCE_PRESETS)}, "
-                      f"got {preset!r}")
-    defaults = BYTE_SEQUENCE_PRESETS[preset]
-    contents, source = documents(contents)
-    return ops.Rustfx_ByteSequence(
-        input=contents, **source,
-        max_len=defaults["max_len"] if max_len is None else max_len,
-        shift=defaults["shift"] if shift is None else shift,
-        pad_value=defaults["pad_value"] if pad_value is None else pad_value,
-        sampling=sampling, name=name)
+    spec = FeatureSpec("byte_sequence", max_len=max_len, preset=preset, shift=shift,
+                       pad_value=pad_value, sampling=sampling)
+    return extract(spec, contents, name=name)

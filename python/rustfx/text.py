@@ -1,12 +1,9 @@
 """Hashed n-grams: TensorFlow / Keras and scikit-learn parity."""
 
-import tensorflow as tf
-
-from rustfx._common import documents, invalid, no_autograph, ops
+from rustfx._common import no_autograph
+from rustfx.spec import FeatureSpec, extract
 
 __all__ = ["hashed_ngrams"]
-
-_OUTPUTS = ("ragged", "sequence", "counts", "sparse")
 
 
 @no_autograph
@@ -46,49 +43,18 @@ def hashed_ngrams(contents, *, num_buckets, ngram_widths=(1,),
     Returns:
       The ids or counts, as described for `output`.
     """
-    contents, source = documents(contents)
-    if output not in _OUTPUTS:
-        raise invalid(f"output must be one of {', '.join(_OUTPUTS)}, "
-                       f"got {output!r}")
-    attrs = dict(num_buckets=num_buckets, ngram_widths=list(ngram_widths),
-                 tokenizer=tokenizer, lowercase=lowercase, hash=hash, **source)
-    counts_attrs = dict(binary=binary, alternate_sign=alternate_sign,
-                        norm=norm or "none")
-    with tf.name_scope(name or "hashed_ngrams"):
-        if output == "ragged":
-            values, splits = ops.Rustfx_HashedNgrams(input=contents, **attrs)
-            return _ragged(values, splits, contents)
-        if output == "sequence":
-            if max_tokens is None:
-                raise invalid("output='sequence' needs max_tokens in [1, 2**24]")
-            return ops.Rustfx_HashedNgramSequence(
-                input=contents, max_tokens=max_tokens, pad_value=pad_value,
-                **attrs)
-        if output == "counts":
-            return ops.Rustfx_HashedNgramCounts(input=contents, **attrs,
-                                                 **counts_attrs)
-        indices, values, dense_shape = ops.Rustfx_HashedNgramSparseCounts(
-            input=contents, **attrs, **counts_attrs)
-        flat = tf.SparseTensor(indices, values, dense_shape)
-        if contents.shape.rank != 1:
-            shape = tf.concat([tf.shape(contents, out_type=tf.int64),
-                               [tf.cast(num_buckets, tf.int64)]], axis=0)
-            flat = tf.sparse.reshape(flat, shape)
-        # The static shape too, so Keras layers (Dense) can follow directly.
-        flat.set_shape(contents.shape.concatenate([num_buckets]))
-        return flat
+    spec = FeatureSpec(
+        "hashed_ngrams", num_buckets=num_buckets, ngram_widths=_list(ngram_widths),
+        tokenizer=tokenizer, lowercase=lowercase, hash=hash, output=output,
+        max_tokens=max_tokens, pad_value=pad_value, binary=binary,
+        alternate_sign=alternate_sign, norm=norm)
+    return extract(spec, contents, name=name)
 
 
-def _ragged(values, splits, contents):
-    """Rebuilds contents.shape + [None] from rows over the flattened input."""
-    rank = contents.shape.rank
-    if rank == 0:
-        return values
-    ragged = tf.RaggedTensor.from_row_splits(values, splits, validate=False)
-    dims = tf.shape(contents, out_type=tf.int64)
-    for axis in range(rank - 1, 0, -1):
-        ragged = tf.RaggedTensor.from_uniform_row_length(
-            ragged, dims[axis], validate=False)
-    return ragged
-
-
+def _list(widths):
+    """ngram_widths as a list (a tuple, a range or a numpy array);
+    anything else goes to the core as it is, which says what is allowed."""
+    try:
+        return [int(w) for w in widths]
+    except (TypeError, ValueError):
+        return widths

@@ -236,6 +236,30 @@ pub fn load_value(value: &Value) -> Result<(FeatureSpec, Extractor)> {
     ))
 }
 
+/// What other languages ask of the core, as text (Python reaches the core
+/// only through the op library): `"registry"`, the table as JSON
+/// ([`registry_json`](crate::registry::registry_json)); `"spec"`, the
+/// canonical JSON of `spec`; `"feature_names"`, the name of each value of
+/// its rows (an error for extractors without names).
+pub fn query(what: &str, spec: &str) -> Result<Vec<String>> {
+    match what {
+        "registry" => Ok(vec![registry::registry_json().to_string()]),
+        "spec" => Ok(vec![FeatureSpec::from_json(spec)?.to_json()]),
+        "feature_names" => {
+            let (spec, extractor) = load(spec)?;
+            extractor.feature_names().ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "{} does not name its values",
+                    spec.extractor()
+                ))
+            })
+        }
+        _ => Err(Error::invalid_argument(format!(
+            "query must be one of registry, spec, feature_names, got '{what}'"
+        ))),
+    }
+}
+
 const TOP_KEYS: [&str; 4] = ["extractor", "output_version", "params", "output"];
 
 fn check_keys(what: &str, object: &Map<String, Value>, allowed: &[&str]) -> Result<()> {

@@ -1,0 +1,389 @@
+// The extractor ops: one op per output kind, serving every extractor of the
+// core's registry. Each takes its documents (`input`, or the files it names:
+// RUSTFX_SOURCE_ATTRS) and one `spec` attr, a FeatureSpec's JSON, which the
+// core parses, checks (output version included) and builds. So a new
+// extractor needs no C++: the registry entry in src/registry.rs is enough,
+// and a SavedModel carries the spec of every extractor it uses.
+//
+// An op is a struct declaring its name, outputs, doc and shape; one macro
+// registers the op (with the attrs every extractor op shares) and its
+// kernel. The kernel checks that the spec's output kind is the op's.
+#include <cstring>
+#include <vector>
+
+#include "rustfx_kernel.h"
+#include "tensorflow/core/framework/op.h"
+
+namespace rustfx {
+namespace {
+
+using tensorflow::DataType;
+using tensorflow::OpKernel;
+using tensorflow::OpKernelConstruction;
+using tensorflow::OpKernelContext;
+using tensorflow::Tensor;
+using tensorflow::TensorShape;
+using tensorflow::tstring;
+using tensorflow::shape_inference::DimensionHandle;
+using tensorflow::shape_inference::InferenceContext;
+
+// Builds the extractor of the `spec` attr and checks that `accepts(kind)`;
+// else InvalidArgument naming the op that serves this spec.
+template <typename AttrSource>
+absl::Status BuildExtractor(AttrSource* attrs, const char* op,
+                            bool (*accepts)(OutputKind),
+                            std::optional<rust::Box<Extractor>>* extractor) {
+  std::string spec;
+  TF_RETURN_IF_ERROR(attrs->GetAttr("spec", &spec));
+  TF_RETURN_IF_ERROR(InvalidArgumentIfThrows([&] { extractor->emplace(new_extractor(spec)); }));
+  if (!accepts((**extractor)->output_kind())) {
+    return absl::InvalidArgumentError(std::string(op) +
+                                      " cannot serve this spec's output kind; "
+                                      "use rustfx.extract(spec, ...), which picks the op: " +
+                                      spec);
+  }
+  return absl::OkStatus();
+}
+
+// Registers an extractor op struct: the op (input, spec, source attrs, then
+// the struct's outputs and attrs, doc and shape) and its CPU kernel.
+#define RUSTFX_EXTRACTOR_OP(Op)                                               \
+  REGISTER_KERNEL_BUILDER(Name(Op::kName).Device(tensorflow::DEVICE_CPU),    \
+                          Op::Kernel);                                       \
+  REGISTER_OP(Op::kName)                                                     \
+      .Input("input: string")                                                \
+      .Attr("spec: string")                                                  \
+      .RUSTFX_SOURCE_ATTRS.Doc(Op::kDoc)                                     \
+      .SetShapeFn(Op::Shape)
+
+// The state every extractor kernel holds: the immutable Rust extractor and
+// document source built from the attrs, so concurrent Compute calls are safe.
+template <typename Op>
+class ExtractorKernel : public OpKernel {
+ public:
+  explicit ExtractorKernel(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, BuildExtractor(ctx, Op::kName, Op::Accepts, &extractor_));
+    OP_REQUIRES_OK(ctx, GetDocumentSource(ctx, &source_));
+  }
+
+ protected:
+  const Extractor& extractor() const { return **extractor_; }
+  const DocumentSource& source() const { return **source_; }
+
+ private:
+  std::optional<rust::Box<Extractor>> extractor_;
+  std::optional<rust::Box<DocumentSource>> source_;
+};
+
+// Shape functions build the extractor too, so a bad spec fails at graph
+// construction with the core's message.
+template <typename Op>
+absl::Status CheckedExtractor(InferenceContext* c,
+                              std::optional<rust::Box<Extractor>>* extractor) {
+  std::optional<rust::Box<DocumentSource>> source;
+  TF_RETURN_IF_ERROR(BuildExtractor(c, Op::kName, Op::Accepts, extractor));
+  return GetDocumentSource(c, &source);
+}
+
+// ---- Dense rows: input.shape + [width] -------------------------------------
+
+template <typename T>
+struct DenseValue;
+template <>
+struct DenseValue<float> {
+  static constexpr OutputKind kKind = OutputKind::Float32Rows;
+  static void Write(const Extractor& e, rust::Slice<const uint8_t> doc, rust::Slice<float> row) {
+    e.write_f32_row(doc, row);
+  }
+};
+template <>
+struct DenseValue<int32_t> {
+  static constexpr OutputKind kKind = OutputKind::Int32Rows;
+  static void Write(const Extractor& e, rust::Slice<const uint8_t> doc, rust::Slice<int32_t> row) {
+    e.write_i32_row(doc, row);
+  }
+};
+template <>
+struct DenseValue<int64_t> {
+  static constexpr OutputKind kKind = OutputKind::Int64Rows;
+  static void Write(const Extractor& e, rust::Slice<const uint8_t> doc, rust::Slice<int64_t> row) {
+    e.write_i64_row(doc, row);
+  }
+};
+
+struct DenseRowsOp {
+  static constexpr char kName[] = "Rustfx>DenseRows";
+  static constexpr char kDoc[] = R"doc(
+The fixed-width rows of a FeatureSpec's extractor (float32, int32 or int64,
+`Tout` must be the spec's dtype), of shape input.shape + [width].
+)doc";
+  static bool Accepts(OutputKind kind) {
+    return kind == OutputKind::Float32Rows || kind == OutputKind::Int32Rows ||
+           kind == OutputKind::Int64Rows;
+  }
+  static absl::Status Shape(InferenceContext* c) {
+    std::optional<rust::Box<Extractor>> extractor;
+    TF_RETURN_IF_ERROR(CheckedExtractor<DenseRowsOp>(c, &extractor));
+    return AppendDim(c, static_cast<int64_t>((*extractor)->width()));
+  }
+
+  template <typename T>
+  class Kernel : public ExtractorKernel<DenseRowsOp> {
+   public:
+    explicit Kernel(OpKernelConstruction* ctx) : ExtractorKernel(ctx) {
+      if (!ctx->status().ok()) return;
+      OP_REQUIRES(ctx, extractor().output_kind() == DenseValue<T>::kKind,
+                  absl::InvalidArgumentError("Tout is not the spec's output dtype"));
+    }
+    void Compute(OpKernelContext* ctx) override {
+      const Extractor& e = extractor();
+      ComputeRows<T>(ctx, source(), static_cast<int64_t>(e.width()), e.cost_per_byte(),
+                     e.work_bytes_hint(), [&e](rust::Slice<const uint8_t> doc, rust::Slice<T> row) {
+                       DenseValue<T>::Write(e, doc, row);
+                     });
+    }
+  };
+};
+
+REGISTER_OP(DenseRowsOp::kName)
+    .Input("input: string")
+    .Attr("spec: string")
+    .RUSTFX_SOURCE_ATTRS
+    .Attr("Tout: {float, int32, int64}")
+    .Output("features: Tout")
+    .SetShapeFn(DenseRowsOp::Shape)
+    .Doc(DenseRowsOp::kDoc);
+#define RUSTFX_DENSE_KERNEL(T)                                                  \
+  REGISTER_KERNEL_BUILDER(Name(DenseRowsOp::kName)                              \
+                              .Device(tensorflow::DEVICE_CPU)                   \
+                              .TypeConstraint<T>("Tout"),                       \
+                          DenseRowsOp::Kernel<T>)
+RUSTFX_DENSE_KERNEL(float);
+RUSTFX_DENSE_KERNEL(int32_t);
+RUSTFX_DENSE_KERNEL(int64_t);
+
+// ---- Ragged rows: values + row_splits over the flattened input -------------
+
+// Row i of `rows` (per-document vectors filled in parallel) copied into
+// output `values_index` as one flat tensor, with row_splits at
+// `values_index + 1`. `copy(i, out_begin)` writes row i from out_begin.
+template <typename T, typename Rows, typename Copy>
+void EmitRagged(OpKernelContext* ctx, const Rows& rows, int values_index, Copy copy) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  Tensor* splits = nullptr;
+  OP_REQUIRES_OK(ctx, ctx->allocate_output(values_index + 1, TensorShape({n + 1}), &splits));
+  auto splits_flat = splits->flat<int64_t>();
+  splits_flat(0) = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    splits_flat(i + 1) = splits_flat(i) + static_cast<int64_t>(rows[i].size());
+  }
+  Tensor* values = nullptr;
+  OP_REQUIRES_OK(ctx, ctx->allocate_output(values_index, TensorShape({splits_flat(n)}), &values));
+  T* out = values->flat<T>().data();
+  ForEachElement(ctx, n, 1000, [&](int64_t i) { copy(i, out + splits_flat(i)); });
+}
+
+absl::Status RaggedShape(InferenceContext* c) {
+  DimensionHandle splits;
+  TF_RETURN_IF_ERROR(c->Add(c->NumElements(c->input(0)), 1, &splits));
+  c->set_output(0, c->Vector(InferenceContext::kUnknownDim));
+  c->set_output(1, c->Vector(splits));
+  return absl::OkStatus();
+}
+
+struct RaggedIdsOp {
+  static constexpr char kName[] = "Rustfx>RaggedIds";
+  static constexpr char kDoc[] = R"doc(
+The int64 ids of a FeatureSpec's extractor with a ragged output (hashed
+n-grams), for every element of `input` (read flattened): element i owns
+values[row_splits[i]:row_splits[i+1]].
+)doc";
+  static bool Accepts(OutputKind kind) { return kind == OutputKind::RaggedIds; }
+  static absl::Status Shape(InferenceContext* c) {
+    std::optional<rust::Box<Extractor>> extractor;
+    TF_RETURN_IF_ERROR(CheckedExtractor<RaggedIdsOp>(c, &extractor));
+    return RaggedShape(c);
+  }
+
+  class Kernel : public ExtractorKernel<RaggedIdsOp> {
+   public:
+    using ExtractorKernel::ExtractorKernel;
+    void Compute(OpKernelContext* ctx) override {
+      auto docs = ctx->input(0).flat<tstring>();
+      const Extractor& e = extractor();
+      std::vector<rust::Vec<int64_t>> rows(docs.size());
+      OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, source(), docs, e.cost_per_byte(),
+                                          [&](int64_t i, rust::Slice<const uint8_t> doc) {
+                                            e.append_ids(doc, rows[i]);
+                                          }));
+      EmitRagged<int64_t>(ctx, rows, 0, [&](int64_t i, int64_t* out) {
+        if (!rows[i].empty()) std::memcpy(out, rows[i].data(), rows[i].size() * sizeof(int64_t));
+      });
+    }
+  };
+};
+RUSTFX_EXTRACTOR_OP(RaggedIdsOp).Output("values: int64").Output("row_splits: int64");
+
+struct RaggedStringsOp {
+  static constexpr char kName[] = "Rustfx>RaggedStrings";
+  static constexpr char kDoc[] = R"doc(
+The strings of a FeatureSpec's extractor with a ragged string output
+(printable strings), for every element of `input` (read flattened): element
+i owns values[row_splits[i]:row_splits[i+1]].
+)doc";
+  static bool Accepts(OutputKind kind) { return kind == OutputKind::RaggedStrings; }
+  static absl::Status Shape(InferenceContext* c) {
+    std::optional<rust::Box<Extractor>> extractor;
+    TF_RETURN_IF_ERROR(CheckedExtractor<RaggedStringsOp>(c, &extractor));
+    return RaggedShape(c);
+  }
+
+  // One document's strings: their bytes end to end, and where each ends.
+  struct Strings {
+    rust::Vec<uint8_t> bytes;
+    rust::Vec<uint64_t> ends;
+    size_t size() const { return ends.size(); }
+  };
+
+  class Kernel : public ExtractorKernel<RaggedStringsOp> {
+   public:
+    using ExtractorKernel::ExtractorKernel;
+    void Compute(OpKernelContext* ctx) override {
+      auto docs = ctx->input(0).flat<tstring>();
+      const Extractor& e = extractor();
+      std::vector<Strings> rows(docs.size());
+      OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, source(), docs, e.cost_per_byte(),
+                                          [&](int64_t i, rust::Slice<const uint8_t> doc) {
+                                            e.append_strings(doc, rows[i].bytes, rows[i].ends);
+                                          }));
+      EmitRagged<tstring>(ctx, rows, 0, [&](int64_t i, tstring* out) {
+        const char* bytes = reinterpret_cast<const char*>(rows[i].bytes.data());
+        const uint64_t* ends = rows[i].ends.data();
+        uint64_t start = 0;
+        for (size_t j = 0; j < rows[i].ends.size(); ++j) {
+          out[j].assign(bytes + start, ends[j] - start);
+          start = ends[j];
+        }
+      });
+    }
+  };
+};
+RUSTFX_EXTRACTOR_OP(RaggedStringsOp).Output("values: string").Output("row_splits: int64");
+
+// ---- Sparse rows: the parts of a tf.SparseTensor ----------------------------
+
+struct SparseRowsOp {
+  static constexpr char kName[] = "Rustfx>SparseRows";
+  static constexpr char kDoc[] = R"doc(
+The sparse rows of a FeatureSpec's extractor (bags of hashed n-grams), as the
+parts of a tf.SparseTensor of dense shape [num_elements, width] (input read
+flattened), indices sorted row-major.
+)doc";
+  static bool Accepts(OutputKind kind) { return kind == OutputKind::SparseRows; }
+  static absl::Status Shape(InferenceContext* c) {
+    std::optional<rust::Box<Extractor>> extractor;
+    TF_RETURN_IF_ERROR(CheckedExtractor<SparseRowsOp>(c, &extractor));
+    c->set_output(0, c->Matrix(InferenceContext::kUnknownDim, 2));
+    c->set_output(1, c->Vector(InferenceContext::kUnknownDim));
+    c->set_output(2, c->Vector(2));
+    return absl::OkStatus();
+  }
+
+  class Kernel : public ExtractorKernel<SparseRowsOp> {
+   public:
+    using ExtractorKernel::ExtractorKernel;
+    void Compute(OpKernelContext* ctx) override {
+      auto docs = ctx->input(0).flat<tstring>();
+      const int64_t n = docs.size();
+      const Extractor& e = extractor();
+      std::vector<rust::Vec<uint64_t>> row_indices(n);
+      std::vector<rust::Vec<float>> row_values(n);
+      OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, source(), docs, e.cost_per_byte(),
+                                          [&](int64_t i, rust::Slice<const uint8_t> doc) {
+                                            e.write_sparse_row(doc, row_indices[i], row_values[i]);
+                                          }));
+      std::vector<int64_t> starts(n + 1, 0);
+      for (int64_t i = 0; i < n; ++i) {
+        starts[i + 1] = starts[i] + static_cast<int64_t>(row_indices[i].size());
+      }
+      Tensor *indices = nullptr, *values = nullptr, *dense_shape = nullptr;
+      const int64_t nnz = starts[n];
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({nnz, 2}), &indices));
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({nnz}), &values));
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({2}), &dense_shape));
+      // Rows are copied in parallel: they can be larger than the input.
+      // Through plain pointers: each rust::Vec access is a call into Rust.
+      int64_t* idx = indices->matrix<int64_t>().data();
+      float* val = values->flat<float>().data();
+      ForEachElement(ctx, n, 1000, [&](int64_t i) {
+        const int64_t start = starts[i], len = starts[i + 1] - start;
+        if (len == 0) return;
+        const uint64_t* row = row_indices[i].data();
+        for (int64_t j = 0; j < len; ++j) {
+          idx[2 * (start + j)] = i;
+          // Below the width <= int64 max (NgramHasher::new).
+          idx[2 * (start + j) + 1] = static_cast<int64_t>(row[j]);
+        }
+        std::memcpy(val + start, row_values[i].data(), len * sizeof(float));
+      });
+      dense_shape->flat<int64_t>()(0) = n;
+      dense_shape->flat<int64_t>()(1) = static_cast<int64_t>(e.width());
+    }
+  };
+};
+RUSTFX_EXTRACTOR_OP(SparseRowsOp)
+    .Output("indices: int64")
+    .Output("values: float")
+    .Output("dense_shape: int64");
+
+// ---- What Python asks of the core -------------------------------------------
+
+// Rustfx>SpecQuery: the registry, a spec's canonical JSON, or its feature
+// names (the core's spec::query). A refusal is an answer, not an op error:
+// element 0 is the core's error message ("" when the query succeeded), so
+// Python raises it as InvalidArgument without TF logging a failed kernel.
+// Python runs it eagerly.
+class SpecQueryKernel : public OpKernel {
+ public:
+  explicit SpecQueryKernel(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("query", &query_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("spec", &spec_));
+  }
+  void Compute(OpKernelContext* ctx) override {
+    std::vector<std::string> answer{""};
+    try {
+      for (const auto& line : spec_query(query_, spec_)) answer.emplace_back(line);
+    } catch (const rust::Error& e) {
+      answer = {e.what()};
+    }
+    Tensor* out = nullptr;
+    const int64_t n = static_cast<int64_t>(answer.size());
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({n}), &out));
+    for (int64_t i = 0; i < n; ++i) out->flat<tstring>()(i) = answer[i];
+  }
+
+ private:
+  std::string query_, spec_;
+};
+
+REGISTER_OP("Rustfx>SpecQuery")
+    .Output("answer: string")
+    .Attr("query: string")
+    .Attr("spec: string = ''")
+    .SetIsStateful()  // Not constant-folded or cached away: an answer per call.
+    .SetShapeFn([](InferenceContext* c) {
+      c->set_output(0, c->Vector(InferenceContext::kUnknownDim));
+      return absl::OkStatus();
+    })
+    .Doc(R"doc(
+Asks the core: query='registry' (every extractor, its parameters, defaults
+and output version, as JSON), 'spec' (the canonical JSON of `spec`: defaults
+filled in, checked) or 'feature_names' (the name of each value of `spec`'s
+rows). answer[0] is the core's error message, "" on success; the answer
+follows it.
+)doc");
+REGISTER_KERNEL_BUILDER(Name("Rustfx>SpecQuery").Device(tensorflow::DEVICE_CPU),
+                        SpecQueryKernel);
+
+}  // namespace
+}  // namespace rustfx
