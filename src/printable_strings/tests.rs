@@ -205,6 +205,32 @@ fn tables_agree_with_the_oracle() {
     }
 }
 
+/// Runs that start, end or continue at the 64-byte block edges of the
+/// scanner, at both parities, with and without a trailing odd byte.
+#[test]
+fn runs_across_block_edges_agree_with_the_oracle() {
+    for len in [1, 62, 63, 64, 65, 66, 127, 128, 129, 130, 200] {
+        for lead in 0..3 {
+            for tail in [&b""[..], b"\0", b"\x01", b"x"] {
+                let mut ascii = vec![0x01; lead];
+                ascii.extend(std::iter::repeat_n(b'a', len));
+                ascii.extend_from_slice(tail);
+                let mut wide = vec![0x01; lead];
+                wide.extend(std::iter::repeat_n([b'w', 0], len).flatten());
+                wide.extend_from_slice(tail);
+                for doc in [&ascii, &wide] {
+                    for min_len in [1, 4, 63, 64, 65, 128] {
+                        for encodings in [&[Ascii][..], &[Utf16le]] {
+                            let s = PrintableStrings::new(min_len, encodings, None, None).unwrap();
+                            check(doc, &s);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn max_strings_counts_across_encodings() {
     let doc = b"one\0two\0t\0h\0r\0e\0e\0\0four";
@@ -285,11 +311,11 @@ fn doc_strategy() -> impl Strategy<Value = Vec<u8>> {
         1 => prop::sample::select(vec![0x01, 0x08, 0x0a, 0x0d, 0x1f, 0x7f, 0x80, 0xa0, 0xff]),
         1 => any::<u8>(),
     ];
-    prop::collection::vec(byte, 0..200)
+    prop::collection::vec(byte, 0..400)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(384))]
 
     /// The fast path equals GNU's loop at every alignment (the document is
     /// shifted by 0..4 leading bytes of each kind), for every encoding

@@ -123,7 +123,10 @@ fuzz_target!(|input: Input| {
         && max_bytes != Some(0);
     let s = match PrintableStrings::new(min_len, &encodings, max_strings, max_bytes) {
         Ok(s) => {
-            assert!(valid, "accepted {min_len} {encodings:?} {max_strings:?} {max_bytes:?}");
+            assert!(
+                valid,
+                "accepted {min_len} {encodings:?} {max_strings:?} {max_bytes:?}"
+            );
             s
         }
         Err(e) => {
