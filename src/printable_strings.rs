@@ -239,12 +239,6 @@ impl Sink<'_> {
 /// Bytes per block: one bit of a `u64` mask per position.
 const BLOCK: usize = 64;
 
-/// Whether `b` is graphic, branch-free (the compiler vectorises the block
-/// loops below); equal to `is_graphic`.
-fn graphic_byte(b: u8) -> bool {
-    b.wrapping_sub(0x20) < 0x5f || b == b'\t'
-}
-
 /// Bit `i`: whether the character of `width` bytes starting at
 /// `doc[base + i]` is graphic (0 for a position past the end or a character
 /// cut by it).
@@ -252,14 +246,16 @@ fn graphic_mask(doc: &[u8], base: usize, width: usize) -> u64 {
     let mut mask = 0;
     if width == 1 {
         if let Some(block) = doc.get(base..base + BLOCK) {
-            for (i, &b) in block.iter().enumerate() {
-                mask |= u64::from(graphic_byte(b)) << i;
+            for (k, word) in block.chunks_exact(8).enumerate() {
+                mask |= gather_high_bits(graphic_bytes(load(word))) << (8 * k);
             }
             return mask;
         }
     } else if let Some(block) = doc.get(base..base + BLOCK + 1) {
-        for (i, pair) in block.windows(2).enumerate() {
-            mask |= u64::from(graphic_byte(pair[0]) & (pair[1] == 0)) << i;
+        for k in 0..BLOCK / 8 {
+            let low = graphic_bytes(load(&block[8 * k..]));
+            let high = zero_bytes(load(&block[8 * k + 1..]));
+            mask |= gather_high_bits(low & high) << (8 * k);
         }
         return mask;
     }
@@ -274,6 +270,38 @@ fn graphic_mask(doc: &[u8], base: usize, width: usize) -> u64 {
         mask |= u64::from(graphic) << i;
     }
     mask
+}
+
+const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// The first 8 bytes of `bytes` as a little-endian word (byte `i` in bits
+/// `8i..8i+8`).
+fn load(bytes: &[u8]) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(word)
+}
+
+/// Bit 7 of each byte of the result: whether that byte of `x` is graphic
+/// (SWAR: on the low 7 bits no sum carries out of its byte).
+fn graphic_bytes(x: u64) -> u64 {
+    let t = x & LOW7;
+    let at_least_20 = t + 0x60 * ONES;
+    let below_7f = !(t + ONES);
+    let tab = zero_bytes(t ^ (0x09 * ONES));
+    !x & ((at_least_20 & below_7f) | tab) & HIGH
+}
+
+/// Bit 7 of each byte of the result: whether that byte of `x` is 0 (exact).
+fn zero_bytes(x: u64) -> u64 {
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+/// Bit 7 of byte `i` of `x` (other bits 0) moved to bit `i`.
+fn gather_high_bits(x: u64) -> u64 {
+    ((x >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
 }
 
 /// Whether the 16-bit little-endian character at `pair` (2 bytes) is

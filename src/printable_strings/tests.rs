@@ -297,6 +297,25 @@ fn new_rejects_bad_values_and_says_what_is_allowed() {
 }
 
 #[test]
+fn swar_byte_classes_equal_the_table() {
+    for b in 0..=255u8 {
+        for lane in 0..8 {
+            // b in one lane, its neighbours in the others, so a carry would show.
+            let x = u64::from_le_bytes([b.wrapping_add(lane as u8); 8]) & !(0xff << (8 * lane))
+                | u64::from(b) << (8 * lane);
+            let bit = |m: u64| (m >> (8 * lane + 7)) & 1 == 1;
+            assert_eq!(
+                bit(graphic_bytes(x)),
+                is_graphic(b),
+                "{b:#x} in lane {lane}"
+            );
+            assert_eq!(bit(zero_bytes(x)), b == 0, "{b:#x} in lane {lane}");
+            assert_eq!(gather_high_bits(1 << (8 * lane + 7)), 1 << lane);
+        }
+    }
+}
+
+#[test]
 fn is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<PrintableStrings>();
