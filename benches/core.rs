@@ -18,6 +18,7 @@ use rustfx::file_info::GeneralFileInfo;
 use rustfx::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramCounter, NgramHasher, Norm, SparseRow, Tokenizer,
 };
+use rustfx::printable_strings::{PrintableStrings, StringEncoding};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -121,6 +122,23 @@ fn main() {
         &docs,
         &ByteSequence::malconv2(1 << 16).expect("valid"),
     );
+    for (name, encodings) in [
+        (
+            "printable_strings ascii n=4 (all)",
+            &[StringEncoding::Ascii][..],
+        ),
+        (
+            "printable_strings utf16le n=4 (all)",
+            &[StringEncoding::Utf16le],
+        ),
+    ] {
+        let strings = PrintableStrings::new(4, encodings, None, None).expect("valid");
+        bench(name, &docs, |d| {
+            let (mut bytes, mut ends) = (Vec::new(), Vec::new());
+            strings.append_strings(d, &mut bytes, &mut ends);
+            (bytes, ends)
+        });
+    }
     let ids = |h: NgramHasher| {
         move |d: &[u8]| {
             let mut out = Vec::new();

@@ -23,6 +23,7 @@ pub mod hashing;
 pub mod names;
 pub mod ngrams;
 pub mod pe;
+pub mod printable_strings;
 pub mod read;
 pub mod registry;
 pub mod spec;

@@ -43,6 +43,7 @@ mod tests {
     use crate::byte_features::EmptyInput;
     use crate::byte_sequence::Sampling;
     use crate::ngrams::{HashFamily, Norm, Tokenizer};
+    use crate::printable_strings::StringEncoding;
     use crate::read::OnError;
 
     /// Every name parses to the value whose name it is.
@@ -56,7 +57,15 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_errors_list_them() {
-        round_trip!(Tokenizer, HashFamily, Norm, EmptyInput, Sampling, OnError);
+        round_trip!(
+            Tokenizer,
+            HashFamily,
+            Norm,
+            EmptyInput,
+            Sampling,
+            OnError,
+            StringEncoding
+        );
         let e = Norm::from_name("l3").unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
         assert_eq!(e.message(), "norm must be one of none, l1, l2, got 'l3'");
