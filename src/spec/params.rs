@@ -129,7 +129,7 @@ impl ParamValue {
     pub fn from_json(json: &Value, decl: &ParamDecl, extractor: &str) -> Result<Self> {
         let wrong = || {
             Error::invalid_argument(format!(
-                "{extractor}: parameter '{}' must be {}, got {}",
+                "{extractor}: {} must be {}, got {}",
                 decl.name,
                 with_article(decl.ty.name()),
                 short(json)

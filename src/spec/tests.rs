@@ -66,7 +66,7 @@ fn bad_specs_are_refused_with_what_is_allowed() {
     let e = error(r#"{"extractor": "byte_entropy_histogram", "params": {"window": "big"}}"#);
     assert_eq!(
         e,
-        "byte_entropy_histogram: parameter 'window' must be an int, got \"big\""
+        "byte_entropy_histogram: window must be an int, got \"big\""
     );
     let e = error(r#"{"extractor": "byte_entropy_histogram", "params": {"window": 2.5}}"#);
     assert!(e.contains("must be an int, got 2.5"), "{e}");
