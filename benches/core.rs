@@ -1,5 +1,7 @@
 //! Throughput of the pure-Rust core on real files from this machine, one
-//! thread vs `batch::map_documents` (rayon), in one run on the same data.
+//! thread vs `batch::map_documents` (rayon), in one run on the same data:
+//! every example of the registry (`rustfx::registry`), and the usual
+//! hashed n-gram settings on text.
 //!
 //!     cargo bench --bench core
 //!
@@ -7,18 +9,8 @@
 //! keeps the dependency list to the design card.
 
 use rustfx::batch::map_documents;
-use rustfx::byte_features::{
-    ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures, EMBER_STEP, EMBER_WINDOW,
-};
-use rustfx::byte_sequence::ByteSequence;
-use rustfx::ember2024::EmberFeatures;
-use rustfx::ember2024_strings::Ember2024Strings;
-use rustfx::extractor::RowExtractor;
-use rustfx::file_info::GeneralFileInfo;
-use rustfx::ngrams::{
-    CountOptions, HashFamily, NgramConfig, NgramCounter, NgramHasher, Norm, SparseRow, Tokenizer,
-};
-use rustfx::printable_strings::{PrintableStrings, StringEncoding};
+use rustfx::registry::EXTRACTORS;
+use rustfx::spec::FeatureSpec;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -63,25 +55,20 @@ fn bench<T: Send>(name: &str, docs: &[Vec<u8>], extract: impl Fn(&[u8]) -> T + S
     );
 }
 
-/// Any fixed-width extractor, one row per document.
-fn bench_rows<E: RowExtractor>(name: &str, docs: &[Vec<u8>], extractor: &E) {
-    bench(name, docs, |d| extractor.row(d));
-}
+/// hashed_ngrams settings timed on the text files (the README's figures),
+/// beside the registry's examples timed on every file.
+const TEXT_SPECS: &[&str] = &[
+    r#"{"extractor":"hashed_ngrams","params":{"num_buckets":1048576,"ngram_widths":[1,2]}}"#,
+    r#"{"extractor":"hashed_ngrams","params":{"num_buckets":1048576,"ngram_widths":[1,2],"tokenizer":"word","lowercase":true}}"#,
+    r#"{"extractor":"hashed_ngrams","params":{"num_buckets":1048576,"ngram_widths":[1,2],"output":"sparse"}}"#,
+    r#"{"extractor":"hashed_ngrams","params":{"num_buckets":1048576,"ngram_widths":[1,2],"tokenizer":"sklearn_word","lowercase":true,"hash":"murmur3","alternate_sign":true,"norm":"l2","output":"sparse"}}"#,
+];
 
-fn hasher(
-    tokenizer: Tokenizer,
-    hash: HashFamily,
-    widths: Vec<usize>,
-    lowercase: bool,
-) -> NgramHasher {
-    NgramHasher::new(NgramConfig {
-        tokenizer,
-        widths,
-        lowercase,
-        hash,
-        num_buckets: 1 << 20,
-    })
-    .expect("valid config")
+fn bench_spec(label: &str, docs: &[Vec<u8>], spec: &FeatureSpec) {
+    let extractor = spec.build().expect("a checked spec builds");
+    let params = serde_json::to_string(&spec.to_value()["params"]).unwrap_or_default();
+    let name = format!("{} {params} ({label})", spec.extractor());
+    bench(&name, docs, |d| extractor.count_values(d));
 }
 
 fn main() {
@@ -95,130 +82,16 @@ fn main() {
         text.iter().map(Vec::len).sum::<usize>() as f64 / 1e6,
         rayon::current_num_threads()
     );
-    bench_rows(
-        "byte_histogram (all)",
-        &docs,
-        &ByteHistogram::new(EmptyInput::Zeros),
-    );
-    bench_rows(
-        "byte_entropy_histogram 2048/1024 (all)",
-        &docs,
-        &ByteEntropyHistogram::new(EMBER_WINDOW, EMBER_STEP, EmptyInput::Zeros).expect("valid"),
-    );
-    bench_rows("string_features (all)", &docs, &StringFeatures);
-    bench_rows("general_file_info (all)", &docs, &GeneralFileInfo);
-    bench_rows(
-        "ember2024_string_features (all)",
-        &docs,
-        &Ember2024Strings::new().expect("patterns compile"),
-    );
-    bench_rows(
-        "ember_features, EMBER2024 2568 values (all)",
-        &docs,
-        &EmberFeatures::new(3, &[]).expect("valid"),
-    );
-    bench_rows(
-        "byte_sequence malconv2 64 KiB (all)",
-        &docs,
-        &ByteSequence::malconv2(1 << 16).expect("valid"),
-    );
-    for (name, encodings) in [
-        (
-            "printable_strings ascii n=4 (all)",
-            &[StringEncoding::Ascii][..],
-        ),
-        (
-            "printable_strings utf16le n=4 (all)",
-            &[StringEncoding::Utf16le],
-        ),
-    ] {
-        let strings = PrintableStrings::new(4, encodings, None, None).expect("valid");
-        bench(name, &docs, |d| {
-            let (mut bytes, mut ends) = (Vec::new(), Vec::new());
-            strings.append_strings(d, &mut bytes, &mut ends);
-            (bytes, ends)
-        });
+    // Every extractor of the registry, on each of its examples.
+    for entry in EXTRACTORS {
+        for example in entry.examples {
+            let text = format!(r#"{{"extractor":"{}","params":{example}}}"#, entry.name);
+            let spec = FeatureSpec::from_json(&text).expect("registry examples are valid");
+            bench_spec("all", &docs, &spec);
+        }
     }
-    let ids = |h: NgramHasher| {
-        move |d: &[u8]| {
-            let mut out = Vec::new();
-            h.ids(d, &mut out);
-            out
-        }
-    };
-    bench(
-        "ngrams whitespace 1-2 ids (text)",
-        &text,
-        ids(hasher(
-            Tokenizer::Whitespace,
-            HashFamily::Fingerprint64,
-            vec![1, 2],
-            false,
-        )),
-    );
-    bench(
-        "ngrams word 1-2 ids (text)",
-        &text,
-        ids(hasher(
-            Tokenizer::Word,
-            HashFamily::Fingerprint64,
-            vec![1, 2],
-            true,
-        )),
-    );
-    bench(
-        "ngrams byte 4 ids (all)",
-        &docs,
-        ids(hasher(Tokenizer::Byte, HashFamily::Murmur3, vec![4], false)),
-    );
-    let plain = CountOptions {
-        binary: false,
-        alternate_sign: false,
-        norm: Norm::None,
-    };
-    let sparse = |h: NgramHasher| {
-        let counter = NgramCounter::new(h, plain).expect("valid");
-        move |d: &[u8]| {
-            let mut row = SparseRow::default();
-            counter.counts(d, &mut row);
-            row
-        }
-    };
-    bench(
-        "ngrams whitespace 1-2 sparse (text)",
-        &text,
-        sparse(hasher(
-            Tokenizer::Whitespace,
-            HashFamily::Fingerprint64,
-            vec![1, 2],
-            false,
-        )),
-    );
-    bench(
-        "ngrams word 1-2 sparse (text)",
-        &text,
-        sparse(hasher(
-            Tokenizer::Word,
-            HashFamily::Fingerprint64,
-            vec![1, 2],
-            true,
-        )),
-    );
-    let sk = hasher(
-        Tokenizer::SklearnWord,
-        HashFamily::Murmur3,
-        vec![1, 2],
-        true,
-    );
-    let l2 = CountOptions {
-        binary: false,
-        alternate_sign: true,
-        norm: Norm::L2,
-    };
-    let counter = NgramCounter::new(sk, l2).expect("valid");
-    bench("ngrams sklearn_word 1-2 counts l2 (text)", &text, |d| {
-        let mut row = SparseRow::default();
-        counter.counts(d, &mut row);
-        row
-    });
+    for text_spec in TEXT_SPECS {
+        let spec = FeatureSpec::from_json(text_spec).expect("valid spec");
+        bench_spec("text", &text, &spec);
+    }
 }

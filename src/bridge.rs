@@ -208,7 +208,10 @@ fn new_extractor(spec: &str) -> BridgeResult<Box<Extractor>> {
 fn wrong_kind(call: &str, extractor: &CoreExtractor) -> Error {
     Error::new(
         ErrorKind::Internal,
-        format!("{call} on an extractor of output {:?} (a bug in rustfx)", extractor.output()),
+        format!(
+            "{call} on an extractor of output {:?} (a bug in rustfx)",
+            extractor.output()
+        ),
     )
 }
 

@@ -219,6 +219,31 @@ impl Extractor {
         }
     }
 
+    /// Computes the output of `doc` and returns how many values it has: a
+    /// host-free way to run any extractor (benches, smoke tests).
+    pub fn count_values(&self, doc: &[u8]) -> usize {
+        match self {
+            Extractor::Float32Rows(e) => e.row(doc).len(),
+            Extractor::Int32Rows(e) => e.row(doc).len(),
+            Extractor::Int64Rows(e) => e.row(doc).len(),
+            Extractor::RaggedIds(e) => {
+                let mut ids = Vec::new();
+                e.append_ids(doc, &mut ids);
+                ids.len()
+            }
+            Extractor::SparseRows(e) => {
+                let mut row = crate::ngrams::SparseRow::default();
+                e.write_sparse_row(doc, &mut row);
+                row.indices.len()
+            }
+            Extractor::RaggedStrings(e) => {
+                let (mut bytes, mut ends) = (Vec::new(), Vec::new());
+                e.append_strings(doc, &mut bytes, &mut ends);
+                ends.len()
+            }
+        }
+    }
+
     /// The output of `doc` as text values, one per value (floats in
     /// shortest round-trip form; a sparse value as `index:value`; a string
     /// as JSON): what `rustfx-features` prints.

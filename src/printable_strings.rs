@@ -371,3 +371,10 @@ fn scan(doc: &[u8], width: usize, min_len: usize, sink: &mut Sink) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// The ragged string output of `printable_strings`.
+impl crate::extractor::RaggedStringsExtractor for PrintableStrings {
+    fn append_strings(&self, doc: &[u8], bytes: &mut Vec<u8>, ends: &mut Vec<u64>) {
+        PrintableStrings::append_strings(self, doc, bytes, ends);
+    }
+}

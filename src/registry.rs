@@ -25,6 +25,7 @@ use crate::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramCounter, NgramCounts, NgramHasher, NgramSequence,
     Norm, Tokenizer,
 };
+use crate::printable_strings::{PrintableStrings, StringEncoding};
 use crate::spec::params::{int32, size, Default, ParamDecl, ParamType, ParamValue, Params};
 use crate::{Error, Result};
 use serde_json::{json, Value};
@@ -150,6 +151,12 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
                 "alternate_sign": true, "norm": "l2"}"#,
             r#"{"num_buckets": 262144, "tokenizer": "word", "lowercase": true,
                 "output": "sparse", "binary": true}"#,
+            r#"{"num_buckets": 4096, "tokenizer": "char", "ngram_widths": [3]}"#,
+            r#"{"num_buckets": 4096, "tokenizer": "sklearn_word", "ngram_widths": [1, 2],
+                "lowercase": true, "hash": "murmur3", "alternate_sign": true, "norm": "l2",
+                "output": "sparse"}"#,
+            r#"{"num_buckets": 4096, "tokenizer": "sklearn_char", "ngram_widths": [2, 3],
+                "output": "counts", "norm": "l1"}"#,
         ],
         cost_per_byte: 20,
         canonicalize: canonical_norm,
@@ -317,6 +324,63 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
                 Sampling::from_name(p.str("sampling")?)?,
             )?;
             Ok(Extractor::Int32Rows(Box::new(sequence)))
+        },
+    },
+    ExtractorEntry {
+        name: "printable_strings",
+        output_version: 1,
+        doc: "the printable strings of a binary, as GNU strings -a finds them (ragged tf.string)",
+        params: &[
+            decl(
+                "min_len",
+                ParamType::Int,
+                Default::Int(4),
+                &[],
+                "shortest string, in characters, in [1, 2**20] (strings -n)",
+            ),
+            decl(
+                "encodings",
+                ParamType::StrList,
+                Default::StrList(&["ascii", "utf16le"]),
+                StringEncoding::NAMES,
+                "ascii (strings -e s) and/or utf16le (strings -e l); output in this order",
+            ),
+            decl(
+                "max_strings",
+                ParamType::OptionalInt,
+                Default::Null,
+                &[],
+                "at most this many strings per document; null: no limit",
+            ),
+            decl(
+                "max_bytes",
+                ParamType::OptionalInt,
+                Default::Null,
+                &[],
+                "at most this many string bytes per document (the last one cut); null: no limit",
+            ),
+        ],
+        examples: &[
+            "{}",
+            r#"{"min_len": 6, "encodings": ["utf16le"], "max_strings": 100, "max_bytes": 4096}"#,
+        ],
+        cost_per_byte: 10,
+        canonicalize: no_derived,
+        build: |p| {
+            let encodings = p
+                .strs("encodings")?
+                .iter()
+                .map(|e| StringEncoding::from_name(e))
+                .collect::<Result<Vec<_>>>()?;
+            // A negative limit maps to 0, which PrintableStrings::new rejects.
+            let limit = |name| -> Result<Option<usize>> { Ok(p.optional_int(name)?.map(size)) };
+            let strings = PrintableStrings::new(
+                size(p.int("min_len")?),
+                &encodings,
+                limit("max_strings")?,
+                limit("max_bytes")?,
+            )?;
+            Ok(Extractor::RaggedStrings(Box::new(strings)))
         },
     },
 ];

@@ -11,7 +11,7 @@ __all__ = ["byte_histogram", "byte_entropy_histogram", "string_features",
            "general_file_info", "GENERAL_FILE_INFO_NAMES",
            "ember2024_string_features", "ember_features",
            "ember_feature_names", "byte_sequence",
-           "BYTE_SEQUENCE_PRESETS"]
+           "BYTE_SEQUENCE_PRESETS", "printable_strings"]
 
 #: The columns of general_file_info (from the core).
 GENERAL_FILE_INFO_NAMES = tuple(FeatureSpec("general_file_info").feature_names())
@@ -114,4 +114,25 @@ def byte_sequence(contents, max_len=None, *, preset="ember", shift=None,
     """
     spec = FeatureSpec("byte_sequence", max_len=max_len, preset=preset, shift=shift,
                        pad_value=pad_value, sampling=sampling)
+    return extract(spec, contents, name=name)
+
+
+@no_autograph
+def printable_strings(contents, *, min_len=4, encodings=("ascii", "utf16le"),
+                      max_strings=None, max_bytes=None, name=None):
+    """The printable strings of each element, as GNU `strings -a -n min_len`
+    finds them: a tf.string RaggedTensor contents.shape + [None] (a rank-0
+    input gives a 1-D tensor), ready for hashed_ngrams(strings.flat_values)
+    or a tf.strings op.
+
+    encodings: "ascii" (`strings -e s`: runs of tab or 0x20..0x7e) and/or
+    "utf16le" (`strings -e l`: such characters as little-endian 16-bit
+    units, output as ASCII); the output has every string of the first
+    encoding, then every string of the next. max_strings / max_bytes bound
+    each element's strings (count / total bytes, the last one cut to fit);
+    None: no bound beyond the input's size.
+    """
+    encodings = encodings if isinstance(encodings, str) else list(encodings)
+    spec = FeatureSpec("printable_strings", min_len=min_len, encodings=encodings,
+                       max_strings=max_strings, max_bytes=max_bytes)
     return extract(spec, contents, name=name)

@@ -1,32 +1,29 @@
 //! A pure-Rust feature extractor: the same features as the TensorFlow ops,
-//! with no TensorFlow anywhere. One line per file, values separated by
-//! spaces (floats print in shortest round-trip form, so they are exact).
-//! Files are processed in parallel (rayon) and printed in order.
+//! with no TensorFlow anywhere, for any extractor of the registry. One line
+//! per file: values separated by spaces (floats in shortest round-trip
+//! form, so they are exact; a sparse value as `index:value`; a string as
+//! JSON). Files are processed in parallel (rayon) and printed in order.
 //!
 //! ```text
-//! rustfx-features byte_histogram FILE...
-//! rustfx-features byte_entropy_histogram WINDOW STEP FILE...
-//! rustfx-features string_features FILE...
-//! rustfx-features general_file_info FILE...
-//! rustfx-features ember2024_string_features FILE...
-//! rustfx-features byte_sequence MAX_LEN SHIFT PAD_VALUE head|head_tail FILE...
-//! rustfx-features hashed_ngrams TOKENIZER HASH NUM_BUCKETS WIDTH[,WIDTH...] LOWERCASE FILE...
+//! rustfx-features EXTRACTOR [NAME=VALUE...] FILE...    parameters as JSON values or bare strings
+//! rustfx-features --spec SPEC.json FILE...             a FeatureSpec file (rustfx.FeatureSpec.to_json)
+//! rustfx-features --print-spec EXTRACTOR [NAME=VALUE...]   its spec, defaults filled in
+//! rustfx-features --list                               every extractor and its parameters
 //! ```
+//!
+//! For example `rustfx-features hashed_ngrams num_buckets=1048576
+//! ngram_widths=[1,2] tokenizer=word FILE...`. Parameters, defaults and
+//! messages are the core's (`rustfx::registry`), as in Python and the ops.
 
 use rustfx::batch::map_documents;
-use rustfx::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
-use rustfx::byte_sequence::{ByteSequence, Sampling};
-use rustfx::ember2024::{parse_groups, EmberFeatures};
-use rustfx::ember2024_strings::Ember2024Strings;
-use rustfx::extractor::RowExtractor;
-use rustfx::file_info::GeneralFileInfo;
-use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, Tokenizer};
+use rustfx::extractor::Extractor;
 use rustfx::read::{read_file, MAX_READ_BYTES};
+use rustfx::registry::{self, EXTRACTORS};
+use rustfx::spec::FeatureSpec;
+use serde_json::{Map, Value};
 use std::io::{BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
-
-type Extract = Box<dyn Fn(&[u8]) -> rustfx::Result<Vec<String>> + Sync>;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -43,150 +40,101 @@ fn main() -> ExitCode {
 const FILES_PER_BATCH: usize = 64;
 
 fn run(args: &[String]) -> rustfx::Result<()> {
-    let (extract, files) = parse(args)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
+    match args.first().map(String::as_str) {
+        None | Some("-h" | "--help") => return Err(usage()),
+        Some("--list") => {
+            for entry in EXTRACTORS {
+                writeln!(
+                    out,
+                    "{} (output version {}): {}",
+                    entry.name, entry.output_version, entry.doc
+                )
+                .map_err(io_error)?;
+                for p in entry.params {
+                    let default = p
+                        .default
+                        .value()
+                        .map_or("required".into(), |v| v.to_json().to_string());
+                    writeln!(
+                        out,
+                        "    {}={} ({}): {}",
+                        p.name,
+                        default,
+                        p.ty.name(),
+                        p.doc
+                    )
+                    .map_err(io_error)?;
+                }
+            }
+        }
+        Some("--print-spec") => {
+            let (spec, _) = spec_from_args(&args[1..])?;
+            writeln!(out, "{}", spec.to_json()).map_err(io_error)?;
+        }
+        Some("--spec") => {
+            let path = args.get(1).ok_or_else(usage)?;
+            let text = read_file(path.as_bytes(), rustfx::spec::MAX_SPEC_BYTES as u64 + 1)?;
+            let text = String::from_utf8(text).map_err(|_| {
+                rustfx::Error::invalid_argument(format!(
+                    "{path}: a feature spec must be UTF-8 JSON"
+                ))
+            })?;
+            let (spec, extractor) = rustfx::spec::load(&text)
+                .map_err(|e| rustfx::Error::new(e.kind(), format!("{path}: {e}")))?;
+            extract(&extractor, &args[2..], &mut out)?;
+            drop(spec);
+        }
+        Some(_) => {
+            let (spec, files) = spec_from_args(args)?;
+            extract(&spec.build()?, files, &mut out)?;
+        }
+    }
+    out.flush().map_err(io_error)
+}
+
+/// `EXTRACTOR [NAME=VALUE...]` and the arguments after them (the files).
+/// A `NAME=VALUE` is a parameter when NAME is one of the extractor's; its
+/// VALUE is read as JSON (`[1,2]`, `true`, `null`, `7`), else as a string.
+fn spec_from_args(args: &[String]) -> rustfx::Result<(FeatureSpec, &[String])> {
+    let name = args.first().ok_or_else(usage)?;
+    let entry = registry::find(name)?;
+    let mut params = Map::new();
+    let mut rest = &args[1..];
+    while let Some((key, value)) = rest.first().and_then(|a| a.split_once('=')) {
+        if !entry.params.iter().any(|p| p.name == key) {
+            break;
+        }
+        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::from(value));
+        params.insert(key.to_string(), value);
+        rest = &rest[1..];
+    }
+    let spec = FeatureSpec::from_value(&serde_json::json!({"extractor": name, "params": params}))?;
+    Ok((spec, rest))
+}
+
+fn extract(extractor: &Extractor, files: &[String], out: &mut impl Write) -> rustfx::Result<()> {
     for batch in files.chunks(FILES_PER_BATCH) {
         let contents = batch
             .iter()
             .map(|file| read_file(std::ffi::OsStr::new(file).as_bytes(), MAX_READ_BYTES))
             .collect::<rustfx::Result<Vec<_>>>()?;
-        for row in map_documents(&contents, &extract) {
-            writeln!(out, "{}", row?.join(" ")).map_err(io_error)?;
+        for row in map_documents(&contents, |doc| extractor.text_row(doc)) {
+            writeln!(out, "{}", row.join(" ")).map_err(io_error)?;
         }
     }
-    out.flush().map_err(io_error)
+    Ok(())
 }
 
 fn io_error(e: std::io::Error) -> rustfx::Error {
     rustfx::Error::new(rustfx::ErrorKind::Io, e.to_string())
 }
 
-/// One subcommand: its name, its parameters (in the usage line) and how
-/// its extractor is built from exactly those parameters. A new extractor is
-/// one more entry.
-struct Command {
-    name: &'static str,
-    params: &'static [&'static str],
-    build: fn(&[String]) -> rustfx::Result<Extract>,
-}
-
-const COMMANDS: &[Command] = &[
-    Command {
-        name: "byte_histogram",
-        params: &[],
-        build: |_| Ok(rows(ByteHistogram::new(EmptyInput::Zeros))),
-    },
-    Command {
-        name: "byte_entropy_histogram",
-        params: &["WINDOW", "STEP"],
-        build: |p| {
-            let (window, step) = (number(&p[0])?, number(&p[1])?);
-            Ok(rows(ByteEntropyHistogram::new(
-                window,
-                step,
-                EmptyInput::Zeros,
-            )?))
-        },
-    },
-    Command {
-        name: "string_features",
-        params: &[],
-        build: |_| Ok(rows(StringFeatures)),
-    },
-    Command {
-        name: "general_file_info",
-        params: &[],
-        build: |_| Ok(rows(GeneralFileInfo)),
-    },
-    Command {
-        name: "ember2024_string_features",
-        params: &[],
-        build: |_| Ok(rows(Ember2024Strings::new()?)),
-    },
-    Command {
-        name: "ember_features",
-        params: &["FEATURE_VERSION", "GROUPS"],
-        build: |p| {
-            // GROUPS: comma-separated group names, or "all".
-            let groups = if p[1] == "all" {
-                Vec::new()
-            } else {
-                parse_groups(&p[1])?
-            };
-            Ok(rows(EmberFeatures::new(number(&p[0])?, &groups)?))
-        },
-    },
-    Command {
-        name: "byte_sequence",
-        params: &["MAX_LEN", "SHIFT", "PAD_VALUE", "head|head_tail"],
-        build: |p| {
-            let sampling = Sampling::from_name(&p[3])?;
-            let sequence =
-                ByteSequence::new(number(&p[0])?, number(&p[1])?, number(&p[2])?, sampling)?;
-            Ok(rows(sequence))
-        },
-    },
-    Command {
-        name: "hashed_ngrams",
-        params: &[
-            "TOKENIZER",
-            "HASH",
-            "NUM_BUCKETS",
-            "WIDTH[,WIDTH...]",
-            "LOWERCASE",
-        ],
-        build: |p| {
-            let hasher = NgramHasher::new(NgramConfig {
-                tokenizer: Tokenizer::from_name(&p[0])?,
-                hash: HashFamily::from_name(&p[1])?,
-                num_buckets: number(&p[2])?,
-                widths: p[3].split(',').map(number).collect::<rustfx::Result<_>>()?,
-                lowercase: number(&p[4])?,
-            })?;
-            Ok(Box::new(move |d: &[u8]| {
-                let mut ids = Vec::new();
-                hasher.ids(d, &mut ids);
-                Ok(ids.iter().map(i64::to_string).collect())
-            }))
-        },
-    },
-];
-
 fn usage() -> rustfx::Error {
-    let commands: Vec<String> = COMMANDS
-        .iter()
-        .map(|c| {
-            [c.name]
-                .iter()
-                .chain(c.params)
-                .copied()
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect();
+    let names: Vec<_> = EXTRACTORS.iter().map(|e| e.name).collect();
     rustfx::Error::invalid_argument(format!(
-        "usage: rustfx-features ({}) FILE...",
-        commands.join(" | ")
+        "usage: rustfx-features EXTRACTOR [NAME=VALUE...] FILE... | --spec SPEC.json FILE... \
+         | --print-spec EXTRACTOR [NAME=VALUE...] | --list\nextractors: {}",
+        names.join(", ")
     ))
-}
-
-fn number<T: std::str::FromStr>(arg: &str) -> rustfx::Result<T> {
-    arg.parse().map_err(|_| usage())
-}
-
-/// Any fixed-width extractor as a CLI extractor: one row per file, each
-/// value in shortest round-trip form.
-fn rows<E: RowExtractor + 'static>(extractor: E) -> Extract
-where
-    E::Value: std::fmt::Debug,
-{
-    Box::new(move |d: &[u8]| Ok(extractor.row(d).iter().map(|v| format!("{v:?}")).collect()))
-}
-
-fn parse(args: &[String]) -> rustfx::Result<(Extract, &[String])> {
-    let name = args.first().ok_or_else(usage)?;
-    let command = COMMANDS.iter().find(|c| c.name == name).ok_or_else(usage)?;
-    let params = args.get(1..1 + command.params.len()).ok_or_else(usage)?;
-    let files = &args[1 + command.params.len()..];
-    Ok(((command.build)(params)?, files))
 }

@@ -248,10 +248,7 @@ pub fn query(what: &str, spec: &str) -> Result<Vec<String>> {
         "feature_names" => {
             let (spec, extractor) = load(spec)?;
             extractor.feature_names().ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "{} does not name its values",
-                    spec.extractor()
-                ))
+                Error::invalid_argument(format!("{} does not name its values", spec.extractor()))
             })
         }
         _ => Err(Error::invalid_argument(format!(

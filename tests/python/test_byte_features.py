@@ -121,10 +121,10 @@ def test_pure_rust_program_eager_and_tf_data_agree(binaries, machine_files):
     contents = [open(p, "rb").read() for p in paths]
     cases = [
         (["byte_histogram"], rustfx.byte_histogram, np.float32),
-        (["byte_entropy_histogram", 2048, 1024], rustfx.byte_entropy_histogram,
+        (["byte_entropy_histogram", "window=2048", "step=1024"], rustfx.byte_entropy_histogram,
          np.float32),
         (["string_features"], rustfx.string_features, np.float32),
-        (["byte_sequence", 1000, 1, 0, "head_tail"],
+        (["byte_sequence", "max_len=1000", "preset=malconv2", "sampling=head_tail"],
          lambda x: rustfx.byte_sequence(x, 1000, preset="malconv2",
                                         sampling="head_tail"), np.int32),
     ]
@@ -136,8 +136,9 @@ def test_pure_rust_program_eager_and_tf_data_agree(binaries, machine_files):
         mapped = np.stack([row.numpy() for row in ds])
         np.testing.assert_array_equal(rust, eager, err_msg=cli_args[0])
         np.testing.assert_array_equal(eager, mapped, err_msg=cli_args[0])
-    rust = run_cli("hashed_ngrams", "word", "fingerprint64", 2**20, "1,2",
-                   "true", *paths)
+    rust = run_cli("hashed_ngrams", "tokenizer=word", "hash=fingerprint64",
+                   f"num_buckets={2**20}", "ngram_widths=[1,2]", "lowercase=true",
+                   *paths)
     eager = rustfx.hashed_ngrams(contents, num_buckets=2**20, ngram_widths=(1, 2),
                                  tokenizer="word", lowercase=True)
     assert [[int(v) for v in row] for row in rust] == eager.to_list()

@@ -69,7 +69,7 @@ def op_rows():
 
 
 def test_op_equals_the_pure_rust_program_on_the_corpus(op_rows):
-    out = subprocess.run([RUST_CLI, "ember_features", "3", "all", *PATHS],
+    out = subprocess.run([RUST_CLI, "ember_features", "feature_version=3", *PATHS],
                          check=True, capture_output=True, text=True).stdout
     cli = np.array([[float(v) for v in line.split()[-2568:]]
                     for line in out.splitlines()], np.float32)
