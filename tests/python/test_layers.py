@@ -22,39 +22,16 @@ FIXED_DOCS = [b"MZ\x90\x00 hello World hello", b"",
               b"C:\\Windows\\system32 http://example.com HKEY_LOCAL_MACHINE",
               bytes(range(256)) * 9]
 
-# (layer class, keywords): the layer and the function take the same keywords.
-CASES = [
-    (layers.HashedNgrams, dict(num_buckets=1000, ngram_widths=(1, 2))),
-    (layers.HashedNgrams, dict(num_buckets=1000, tokenizer="sklearn_char_wb",
-                               ngram_widths=(2, 3), hash="murmur3",
-                               output="sequence", max_tokens=16,
-                               pad_value=1000)),
-    (layers.HashedNgrams, dict(num_buckets=64, tokenizer="byte",
-                               hash="murmur3", output="counts",
-                               alternate_sign=True, norm="l2")),
-    (layers.HashedNgrams, dict(num_buckets=1 << 18, tokenizer="word",
-                               lowercase=True, output="sparse", binary=True)),
-    (layers.ByteHistogram, dict()),
-    (layers.ByteHistogram, dict(empty="nan")),
-    (layers.ByteEntropyHistogram, dict(window=64, step=16)),
-    (layers.StringFeatures, dict()),
-    (layers.GeneralFileInfo, dict()),
-    (layers.Ember2024StringFeatures, dict()),
-    (layers.EmberFeatures, dict()),
-    (layers.EmberFeatures, dict(groups=["header", "imports"])),
-    (layers.ByteSequence, dict(max_len=48)),
-    (layers.ByteSequence, dict(max_len=64, preset="malconv2",
-                               sampling="head_tail")),
-]
-FUNCTIONS = {layers.HashedNgrams: rustfx.hashed_ngrams,
-             layers.ByteHistogram: rustfx.byte_histogram,
-             layers.ByteEntropyHistogram: rustfx.byte_entropy_histogram,
-             layers.StringFeatures: rustfx.string_features,
-             layers.GeneralFileInfo: rustfx.general_file_info,
-             layers.Ember2024StringFeatures: rustfx.ember2024_string_features,
-             layers.EmberFeatures: rustfx.ember_features,
-             layers.ByteSequence: rustfx.byte_sequence,
-             layers.ReadFiles: rustfx.read_files}
+# (layer class, keywords) for every example of every extractor of the
+# core's registry: the layer and the function take the same keywords, and a
+# new extractor is covered with no edit here.
+REGISTRY = rustfx.registry()
+LAYER = {name: getattr(layers, "".join(w.capitalize() for w in name.split("_")))
+         for name in REGISTRY}
+CASES = [(LAYER[name], params) for name, entry in REGISTRY.items()
+         for params in entry["examples"]]
+FUNCTIONS = {cls: getattr(rustfx, name) for name, cls in LAYER.items()}
+FUNCTIONS[layers.ReadFiles] = rustfx.read_files
 IDS = [f"{cls.__name__}-{i}" for i, (cls, _) in enumerate(CASES)]
 
 # Turns any output into named numpy arrays. Run here and, as source, in the
@@ -121,9 +98,11 @@ def test_config_round_trip(cls, kwargs):
     layer = cls(**kwargs, name="fx")
     config = layer.get_config()
     assert json.loads(json.dumps(config)) == config
+    # The config is the layer's FeatureSpec, defaults filled in.
+    assert config["spec"] == rustfx.FeatureSpec(cls.extractor, **kwargs).to_dict()
     for key, value in kwargs.items():
         want = list(value) if isinstance(value, tuple) else value
-        assert config[key] == want, key
+        assert config["spec"]["params"][key] == want, key
     clone = cls.from_config(config)
     assert type(clone) is cls and clone.get_config() == config
 
@@ -144,14 +123,18 @@ def build_model():
     outputs = {}
     for i, (cls, kwargs) in enumerate(CASES):
         outputs[f"{i}_{cls.__name__}"] = cls(**kwargs)(contents)
-    sequence, counts, sparse = (outputs[f"{i}_HashedNgrams"]
-                                for i in (1, 2, 3))
+    def first(cls, output):
+        i = next(i for i, (c, kwargs) in enumerate(CASES)
+                 if c is cls and kwargs.get("output", "ragged") == output)
+        return outputs[f"{i}_{cls.__name__}"]
+    sequence, counts, sparse = (first(layers.HashedNgrams, kind)
+                                for kind in ("sequence", "counts", "sparse"))
     embedded = keras.layers.Embedding(1001, 4)(sequence)
     outputs["embedded"] = keras.layers.GlobalAveragePooling1D()(embedded)
     outputs["from_sparse"] = keras.layers.Dense(3)(sparse)
     dense = keras.layers.Concatenate()(
-        [counts, outputs["4_ByteHistogram"], outputs["6_ByteEntropyHistogram"],
-         outputs["7_StringFeatures"]])
+        [counts, first(layers.ByteHistogram, "ragged"),
+         first(layers.ByteEntropyHistogram, "ragged"), first(layers.StringFeatures, "ragged")])
     outputs["logits"] = keras.layers.Dense(2)(dense)
     return keras.Model(contents, outputs)
 
