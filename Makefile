@@ -46,7 +46,7 @@ serving-host: serving-lib
 	  -Wl,--no-as-needed -L$$tf -l:libtensorflow_cc.so.2 -l:libtensorflow_framework.so.2 \
 	  -Wl,-rpath,$$tf -lpthread -ldl -lm
 
-# rustfx-predict (README, "Serving from Rust"): serves a SavedModel through
+# rustfx-predict (docs/serving.md): serves a SavedModel through
 # TF's C API, declared by bindgen from the wheel's headers at build time.
 # bindgen loads libclang: $$LIBCLANG_PATH if set, else the `libclang` wheel
 # that requirements.txt puts in the venv (no root, no system package).
@@ -90,7 +90,7 @@ lint:
 	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo clippy --release --features tensorflow -- -D warnings
 	$(PREDICT_ENV) cargo clippy --release --features predict --bin rustfx-predict -- -D warnings
 
-# Benchmarks, not part of `make test` (README, Speed).
+# Benchmarks, not part of `make test` (docs/performance.md).
 bench: build
 	$(VPY) benches/bench_ops.py
 	$(VPY) benches/extractors.py
