@@ -11,10 +11,10 @@ use rustfx::byte_features::{
     ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures, EMBER_STEP, EMBER_WINDOW,
 };
 use rustfx::byte_sequence::ByteSequence;
+use rustfx::ember2024::general::GeneralFileInfo;
+use rustfx::ember2024::strings::Ember2024Strings;
 use rustfx::ember2024::EmberFeatures;
-use rustfx::ember2024_strings::Ember2024Strings;
 use rustfx::extractor::RowExtractor;
-use rustfx::file_info::GeneralFileInfo;
 use rustfx::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramCounter, NgramHasher, Norm, SparseRow, Tokenizer,
 };

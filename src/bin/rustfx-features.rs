@@ -16,10 +16,10 @@
 use rustfx::batch::map_documents;
 use rustfx::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
 use rustfx::byte_sequence::{ByteSequence, Sampling};
+use rustfx::ember2024::general::GeneralFileInfo;
+use rustfx::ember2024::strings::Ember2024Strings;
 use rustfx::ember2024::{parse_groups, EmberFeatures};
-use rustfx::ember2024_strings::Ember2024Strings;
 use rustfx::extractor::RowExtractor;
-use rustfx::file_info::GeneralFileInfo;
 use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, Tokenizer};
 use rustfx::read::{read_file, MAX_READ_BYTES};
 use std::io::{BufWriter, Write};
