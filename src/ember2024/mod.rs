@@ -10,7 +10,7 @@
 //! | byteentropy | 256 | the grid of [`EntropyHistogram`] (window 2048, step 1024) |
 //! | strings | 177 | [`strings::Ember2024Strings`] |
 //! | header, section, imports, exports, datadirectories, richheader, pefilewarnings | 74, 224, 1282, 129, 34, 33, 88 | [`crate::pe`], in `pe_groups` |
-//! | authenticode | 8 | [`crate::pe::authenticode`] |
+//! | authenticode | 8 | [`authenticode`] |
 //!
 //! Both histograms are normalised as thrember's numpy code does it (float32
 //! counts, numpy's float32 pairwise sum, a float32 division), so they agree
@@ -35,6 +35,7 @@
 //! assert!(EmberFeatures::new(2, &[]).is_err());
 //! ```
 
+pub mod authenticode;
 pub mod general;
 mod pe_groups;
 pub mod strings;
@@ -336,8 +337,7 @@ fn write_pe_group(pe: &Pe, group: EmberGroup, out: &mut [f32]) {
         EmberGroup::DataDirectories => pe_groups::write_data_directories(pe, out),
         EmberGroup::RichHeader => pe_groups::write_rich_header(pe, out),
         EmberGroup::Authenticode => {
-            crate::pe::authenticode::authenticode(pe.data(), pe.file_header.time_date_stamp)
-                .write(out)
+            authenticode::authenticode(pe.data(), pe.file_header.time_date_stamp).write(out)
         }
         EmberGroup::PefileWarnings => pe_groups::write_pefile_warnings(pe, out),
         EmberGroup::General

@@ -24,7 +24,6 @@
 
 use std::cell::Cell;
 
-pub mod authenticode;
 mod directories;
 #[cfg(test)]
 mod directory_tests;
