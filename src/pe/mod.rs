@@ -17,10 +17,10 @@
 //!
 //! Every directory pefile reads is walked: imports, exports and base
 //! relocations for their contents; the resource (resources.rs), debug,
-//! TLS, load-config, delay-import, bound-import and exception directories
-//! (directories.rs, load_config.rs, exceptions.rs) only for pefile's
-//! warnings, side effects and `has_dynamic_relocs`, which is all thrember
-//! reads of them.
+//! TLS, load-config, delay-import (imports.rs), bound-import and exception
+//! directories (directories.rs, load_config.rs, exceptions.rs) only for
+//! pefile's warnings, side effects and `has_dynamic_relocs`, which is all
+//! thrember reads of them.
 
 use std::cell::Cell;
 
@@ -229,6 +229,14 @@ fn u32_at(data: &[u8], at: usize) -> u32 {
 
 fn u64_at(data: &[u8], at: usize) -> u64 {
     u64::from(u32_at(data, at)) | (u64::from(u32_at(data, at + 4)) << 32)
+}
+
+/// The little-endian value of `width` bytes at `at` (0 if out of range,
+/// which the callers' unpacked structures never are).
+pub(crate) fn le(bytes: &[u8], at: usize, width: usize) -> u64 {
+    bytes.get(at..at.saturating_add(width)).map_or(0, |b| {
+        b.iter().rev().fold(0, |acc, &x| acc << 8 | u64::from(x))
+    })
 }
 
 /// `data[start:end]` with Python's slice rules for non-negative bounds
@@ -865,7 +873,7 @@ impl<'a> Pe<'a> {
                 LOAD_CONFIG => load_config::parse_directory_load_config(self, rva).map(|dynamic| {
                     self.has_dynamic_relocs = dynamic;
                 }),
-                DELAY_IMPORT => directories::parse_delay_import_directory(self, rva),
+                DELAY_IMPORT => imports::parse_delay_import_directory(self, rva),
                 BOUND_IMPORT => directories::parse_directory_bound_imports(self, rva),
                 EXCEPTION => exceptions::parse_exceptions_directory(self, rva, size),
                 _ => Ok(()),
