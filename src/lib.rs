@@ -8,7 +8,7 @@
 // No hand-written unsafe code but one call: `hashing` calls its AVX-512
 // lanes after detecting the CPU features at run time (the only precondition
 // of a `target_feature` function). The rest is what cxx generates for the
-// FFI glue in `bridge`.
+// FFI glue in `bridge`, and, with the `predict` feature, `tf_c_api::ffi`.
 #![deny(unsafe_code)]
 
 pub mod batch;
@@ -22,6 +22,11 @@ pub mod names;
 pub mod ngrams;
 pub mod pe;
 pub mod read;
+// TensorFlow's C API for `rustfx-predict`, only with the `predict` feature.
+// Its `unsafe` code is in `tf_c_api::ffi`, which alone allows it (each
+// block with a SAFETY comment); the rest of the crate still denies it.
+#[cfg(feature = "predict")]
+pub mod tf_c_api;
 pub mod unicode_classes;
 
 pub use error::{Error, ErrorKind, Result};
