@@ -55,11 +55,12 @@ PREDICT_ENV = LIBCLANG_PATH="$${LIBCLANG_PATH:-$$($(VPY) -c 'import clang, os; p
 
 predict: setup
 	$(PREDICT_ENV) cargo build --release --features predict --bin rustfx-predict
-	# Its unit tests (C API layer, signature reader), built now, run by test-predict.
-	$(PREDICT_ENV) cargo test --release --features predict --bin rustfx-predict --no-run
+	# Its unit tests and those of the C API layer (rustfx::tf_c_api), built
+	# now, run by test-predict.
+	$(PREDICT_ENV) cargo test --release --features predict --lib --bin rustfx-predict --no-run
 
 test-predict: predict
-	$(PREDICT_ENV) cargo test --release --features predict --bin rustfx-predict
+	$(PREDICT_ENV) cargo test --release --features predict --lib --bin rustfx-predict
 
 # The PE test corpus (tests/pe/README.md): installs the mingw-w64 cross
 # compilers if missing (Debian, needs root) and checks that the scripts
@@ -88,7 +89,7 @@ lint:
 	cargo clippy --all-targets -- -D warnings
 	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
 	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo clippy --release --features tensorflow -- -D warnings
-	$(PREDICT_ENV) cargo clippy --release --features predict --bin rustfx-predict -- -D warnings
+	$(PREDICT_ENV) cargo clippy --release --features predict --lib --bin rustfx-predict --tests -- -D warnings
 
 # Benchmarks, not part of `make test` (docs/performance.md).
 bench: build

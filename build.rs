@@ -178,14 +178,23 @@ mod tf_c_api {
         // The C API's symbols are in libtensorflow_cc.so.2 (session, saved
         // model, library loading) and libtensorflow_framework.so.2 (status,
         // buffer, tensor); the rpath lets the program run outside Python.
+        // `tf_c_api` is a library module whose callers are `rustfx-predict`
+        // and the library's own unit tests, and cargo has no link-argument
+        // instruction for a library's unit tests alone: these go to every
+        // linked target, each library under `--as-needed`, so only programs
+        // that call the C API depend on it. The cdylib (the op library)
+        // exports nothing that reaches `tf_c_api` and records no dependency
+        // (`readelf -d`); it is built without `predict` anyway.
         let lib = tf.lib.display();
         for arg in [
             format!("-L{lib}"),
+            "-Wl,--push-state,--as-needed".to_string(),
             "-l:libtensorflow_cc.so.2".to_string(),
             "-l:libtensorflow_framework.so.2".to_string(),
+            "-Wl,--pop-state".to_string(),
             format!("-Wl,-rpath,{lib}"),
         ] {
-            println!("cargo:rustc-link-arg-bin=rustfx-predict={arg}");
+            println!("cargo:rustc-link-arg={arg}");
         }
         println!("cargo:rustc-env=RUSTFX_TF_C_API_VERSION={}", tf.version);
     }

@@ -8,17 +8,15 @@
 // No hand-written unsafe code but one call: `hashing` calls its AVX-512
 // lanes after detecting the CPU features at run time (the only precondition
 // of a `target_feature` function). The rest is what cxx generates for the
-// FFI glue in `bridge`.
+// FFI glue in `bridge`, and, with the `predict` feature, `tf_c_api::ffi`.
 #![deny(unsafe_code)]
 
 pub mod batch;
 pub mod byte_features;
 pub mod byte_sequence;
 pub mod ember2024;
-pub mod ember2024_strings;
 pub mod error;
 pub mod extractor;
-pub mod file_info;
 pub mod hashing;
 pub mod names;
 pub mod ngrams;
@@ -27,6 +25,11 @@ pub mod printable_strings;
 pub mod read;
 pub mod registry;
 pub mod spec;
+// TensorFlow's C API for `rustfx-predict`, only with the `predict` feature.
+// Its `unsafe` code is in `tf_c_api::ffi`, which alone allows it (each
+// block with a SAFETY comment); the rest of the crate still denies it.
+#[cfg(feature = "predict")]
+pub mod tf_c_api;
 pub mod unicode_classes;
 
 pub use error::{Error, ErrorKind, Result};

@@ -17,10 +17,10 @@
 
 use crate::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
 use crate::byte_sequence::{ByteSequence, Preset, Sampling};
+use crate::ember2024::general::GeneralFileInfo;
+use crate::ember2024::strings::Ember2024Strings;
 use crate::ember2024::{EmberFeatures, EmberGroup};
-use crate::ember2024_strings::Ember2024Strings;
 use crate::extractor::Extractor;
-use crate::file_info::GeneralFileInfo;
 use crate::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramCounter, NgramCounts, NgramHasher, NgramSequence,
     Norm, Tokenizer,

@@ -21,17 +21,15 @@
 
 #![deny(unsafe_code)]
 
-#[path = "../tf_c_api/mod.rs"]
-mod tf_c_api;
-
 use rustfx::read::{check_max_bytes, read_file};
+use rustfx::tf_c_api;
+use rustfx::tf_c_api::signature::signatures;
+use rustfx::tf_c_api::{dtype_name, Endpoint, Library, SavedModel, Tensor, TfError, Values};
 use std::ffi::{OsStr, OsString};
 use std::io::{BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tf_c_api::signature::signatures;
-use tf_c_api::{dtype_name, Endpoint, Library, SavedModel, Tensor, TfError, Values};
 
 const USAGE: &str = "usage: rustfx-predict --model DIR [--signature NAME] [--ops LIB | --no-ops] \
                      [--max-bytes N] [--batch-size N] FILE...";

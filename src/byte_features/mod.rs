@@ -100,9 +100,9 @@ mod tests;
 pub use entropy_histogram::{ByteEntropyHistogram, EntropyHistogram};
 pub use histogram::{byte_histogram, ByteHistogram};
 pub use strings::{string_features, StringFeatures};
-// Shared with the EMBER2024 extractors: byte counts (for `file_info`'s
+// Shared with the EMBER2024 extractors: byte counts (for `ember2024::general`'s
 // entropy), numpy's float64 sum and the string statistics both string groups
-// start with (for `ember2024_strings`).
+// start with (for `ember2024::strings`).
 pub(crate) use counting::{byte_counts, normalise_like_numpy_f32};
 pub(crate) use numpy::numpy_sum_f64;
 pub(crate) use strings::put_string_statistics;

@@ -5,12 +5,12 @@
 //!
 //! | group | values | from |
 //! |---|---:|---|
-//! | general | 7 | [`crate::file_info::GeneralFileInfo`] plus `is_pe` |
+//! | general | 7 | [`general::GeneralFileInfo`] plus `is_pe` |
 //! | histogram | 256 | the byte counts of [`crate::byte_features::ByteHistogram`] |
 //! | byteentropy | 256 | the grid of [`EntropyHistogram`] (window 2048, step 1024) |
-//! | strings | 177 | [`Ember2024Strings`] |
+//! | strings | 177 | [`strings::Ember2024Strings`] |
 //! | header, section, imports, exports, datadirectories, richheader, pefilewarnings | 74, 224, 1282, 129, 34, 33, 88 | [`crate::pe`], in `pe_groups` |
-//! | authenticode | 8 | [`crate::pe::authenticode`] |
+//! | authenticode | 8 | [`authenticode`] |
 //!
 //! Both histograms are normalised as thrember's numpy code does it (float32
 //! counts, numpy's float32 pairwise sum, a float32 division), so they agree
@@ -35,18 +35,21 @@
 //! assert!(EmberFeatures::new(2, &[]).is_err());
 //! ```
 
+pub mod authenticode;
+pub mod general;
 mod pe_groups;
+pub mod strings;
 
 pub use pe_groups::{warning_id, PEFILE_WARNINGS};
 
 use crate::byte_features::{
     byte_counts, normalise_like_numpy_f32, EntropyHistogram, EMBER_STEP, EMBER_WINDOW,
 };
-use crate::ember2024_strings::{Ember2024Strings, PATTERNS};
 use crate::extractor::{check_width, RowExtractor};
-use crate::file_info::{write_general_file_info, GENERAL_FILE_INFO_DIM};
 use crate::pe::Pe;
 use crate::{Error, Result};
+use general::{write_general_file_info, GENERAL_FILE_INFO_DIM};
+use strings::{Ember2024Strings, PATTERNS};
 
 /// Values in a full feature-version-3 row.
 pub const EMBER_FEATURES_DIM: usize = 2568;
@@ -338,8 +341,7 @@ fn write_pe_group(pe: &Pe, group: EmberGroup, out: &mut [f32]) {
         EmberGroup::DataDirectories => pe_groups::write_data_directories(pe, out),
         EmberGroup::RichHeader => pe_groups::write_rich_header(pe, out),
         EmberGroup::Authenticode => {
-            crate::pe::authenticode::authenticode(pe.data(), pe.file_header.time_date_stamp)
-                .write(out)
+            authenticode::authenticode(pe.data(), pe.file_header.time_date_stamp).write(out)
         }
         EmberGroup::PefileWarnings => pe_groups::write_pefile_warnings(pe, out),
         EmberGroup::General

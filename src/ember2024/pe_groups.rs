@@ -7,7 +7,7 @@
 
 use std::collections::hash_map::{Entry, HashMap};
 
-use crate::file_info::pefile_entropy;
+use super::general::pefile_entropy;
 use crate::hashing::{murmur3_x86_32, sklearn_bucket_of_i32_min};
 use crate::pe::{Pe, Section, DOS_FIELDS};
 use crate::unicode_classes::python_str_lower;

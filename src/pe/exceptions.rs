@@ -11,8 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::directories::le;
-use super::{BadRva, DirectoryError, Pe};
+use super::{le, BadRva, DirectoryError, Pe};
 
 const IMAGE_FILE_MACHINE_AMD64: u16 = 0x8664;
 const IMAGE_FILE_MACHINE_IA64: u16 = 0x200;

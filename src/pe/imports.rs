@@ -2,7 +2,7 @@
 //! `parse_imports` and `get_import_table` read it: the same descriptors and
 //! symbols, the same limits and the same warnings.
 
-use super::{ordinals, BadRva, Pe, PE32_PLUS_MAGIC};
+use super::{le, ordinals, BadRva, DirectoryError, Pe, PE32_PLUS_MAGIC};
 
 /// pefile's `MAX_IMPORT_SYMBOLS`.
 const MAX_IMPORT_SYMBOLS: usize = 0x2000;
@@ -11,6 +11,7 @@ const MAX_IMPORT_NAME_LENGTH: u64 = 0x200;
 /// A table whose addresses spread over more than this is bogus (pefile).
 const MAX_ADDRESS_SPREAD: u64 = 128 << 20;
 const MAX_REPEATED_ADDRESSES: usize = 15;
+const IMAGE_FILE_MACHINE_I386: u16 = 0x14C;
 
 /// One imported DLL and its symbols.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,7 +286,7 @@ fn import_table(
             u64::from(super::u32_at(bytes, 0))
         };
         let thunk = if contains_addresses {
-            super::directories::normalize_import_va(pe, raw_thunk)
+            normalize_import_va(pe, raw_thunk)
         } else {
             raw_thunk
         };
@@ -319,4 +320,93 @@ fn import_table(
         table.push(thunk);
     }
     Some(table)
+}
+
+/// pefile's `normalize_import_va`: an address inside the image becomes an
+/// RVA; anything else is left as it is.
+pub(crate) fn normalize_import_va(pe: &Pe, va: u64) -> u64 {
+    let begin = u128::from(pe.optional_header.image_base);
+    let end = begin + u128::from(pe.optional_header.size_of_image);
+    if (begin..end).contains(&u128::from(va)) {
+        va - pe.optional_header.image_base
+    } else {
+        va
+    }
+}
+
+/// pefile's `parse_delay_import_directory`. It shares pefile's import
+/// readers (and their symbol count) with the import directory.
+pub(crate) fn parse_delay_import_directory(
+    pe: &mut Pe,
+    mut rva: u64,
+) -> Result<(), DirectoryError> {
+    const DESCRIPTOR_SIZE: usize = 32;
+    let mut error_count = 0;
+    // Each pass either reads a table (raising the shared symbol count, which
+    // ends the loop past MAX_IMPORT_SYMBOLS) or counts an error (at most 7).
+    loop {
+        let Ok(bytes) = pe.get_data(rva, Some(DESCRIPTOR_SIZE as i128)) else {
+            pe.warn(format!(
+                "Error parsing the Delay import directory at RVA: 0x{rva:x}"
+            ));
+            break;
+        };
+        let file_offset = pe.offset_from_rva(rva)?;
+        let Some(descriptor) = pe.unpack(
+            "IMAGE_DELAY_IMPORT_DESCRIPTOR",
+            bytes,
+            DESCRIPTOR_SIZE,
+            file_offset,
+        ) else {
+            break;
+        };
+        if descriptor.iter().all(|&b| b == 0) {
+            break;
+        }
+        let field = |k: usize| le(descriptor, 4 * k, 4);
+        let (attributes, mut name_rva, mut iat, mut int) = (field(0), field(1), field(3), field(4));
+        // Old (pre-VC6) 32-bit descriptors hold addresses, not RVAs.
+        let contains_addresses =
+            attributes == 0 && pe.file_header.machine == IMAGE_FILE_MACHINE_I386;
+        if contains_addresses {
+            iat = normalize_import_va(pe, iat);
+            int = normalize_import_va(pe, int);
+            name_rva = normalize_import_va(pe, name_rva);
+        }
+        rva += DESCRIPTOR_SIZE as u64;
+        let mut max_len = pe.data.len() as i128 - file_offset;
+        if rva > int || rva > iat {
+            max_len = (i128::from(rva) - i128::from(int)).max(i128::from(rva) - i128::from(iat));
+        }
+        let symbols = match parse_imports(pe, int, iat, max_len, contains_addresses) {
+            Ok(symbols) => symbols,
+            Err(BadRva(message)) => {
+                pe.warn(format!(
+                    "Error parsing the Delay import directory. Invalid import data at RVA: 0x{rva:x} ({message})"
+                ));
+                Vec::new()
+            }
+        };
+        if error_count > 5 {
+            pe.warn(format!(
+                "Too many errors parsing the Delay import directory. Invalid import data at RVA: 0x{rva:x}"
+            ));
+            break;
+        }
+        if symbols.is_empty() {
+            error_count += 1;
+            continue;
+        }
+        if pe.total_import_symbols > MAX_IMPORT_SYMBOLS {
+            pe.warn(format!(
+                "Error, too many imported symbols {} (>{MAX_IMPORT_SYMBOLS})",
+                pe.total_import_symbols
+            ));
+            break;
+        }
+        // The DLL's name is read only for its side effect on pefile's
+        // section cache.
+        pe.string_at_rva(name_rva, MAX_DLL_LENGTH);
+    }
+    Ok(())
 }

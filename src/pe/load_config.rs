@@ -11,8 +11,8 @@
 //! fails (thrember then sees no PE). Those cases give
 //! [`DirectoryError::Crash`].
 
-use super::directories::{le, parse_image_base_relocation_list, RelocationEntries};
-use super::{DirectoryError, NotPe, Pe, PE32_MAGIC, PE32_PLUS_MAGIC};
+use super::directories::{parse_image_base_relocation_list, RelocationEntries};
+use super::{le, DirectoryError, NotPe, Pe, PE32_MAGIC, PE32_PLUS_MAGIC};
 
 /// Field sizes of pefile's `IMAGE_LOAD_CONFIG_DIRECTORY` (PE32) format.
 const FIELDS_32: [u8; 52] = [

@@ -1,6 +1,6 @@
 //! pefile's `ordlookup` tables: names for imports by ordinal from the DLLs
 //! that are often linked without names (pefile 2024.8.26, generated from
-//! its `ordlookup` package by tests/pe/generate_ordinals.py; pefile gives
+//! its `ordlookup` package by python/tools/gen_ordinals.py; pefile gives
 //! these imports the name, so thrember hashes the name, not `dll:ordinalN`).
 
 /// The name pefile gives an import by `ordinal` from `dll_lower`: for the

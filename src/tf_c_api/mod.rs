@@ -12,8 +12,10 @@
 //!   which the C API returns as bytes; it is a small protobuf reader in safe
 //!   Rust (the C API has no accessor for signatures).
 //!
-//! This module is compiled into the `rustfx-predict` binary, not into the
-//! library: the core crate stays free of TensorFlow and of `unsafe`.
+//! This module is compiled only with the `predict` feature, so the core
+//! crate stays free of TensorFlow; its link arguments (libtensorflow_cc) are
+//! given to `rustfx-predict` and to the test programs only (build.rs), never
+//! to the cdylib, which is the op library.
 
 #[allow(unsafe_code)]
 mod ffi;

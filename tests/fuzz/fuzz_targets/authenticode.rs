@@ -1,5 +1,5 @@
 //! Fuzz target `authenticode`: thrember's Authenticode features
-//! (`src/pe/authenticode.rs`), which parse DER from untrusted PE files. Any
+//! (`src/ember2024/authenticode/`), which parse DER from untrusted PE files. Any
 //! bytes give a value, never a panic, a stack overflow or an unbounded
 //! allocation; the result is deterministic and bounded by the input.
 //!
@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rustfx::pe::authenticode::{authenticode, AUTHENTICODE_WIDTH};
+use rustfx::ember2024::authenticode::{authenticode, AUTHENTICODE_WIDTH};
 
 /// A PE32+ header with a security directory pointing at one WIN_CERTIFICATE
 /// record (revision 0x200, type 2) that holds `blob`.

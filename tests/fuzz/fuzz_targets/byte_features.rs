@@ -29,9 +29,9 @@ use rustfx::byte_features::{
     byte_histogram, string_features, EmptyInput, EntropyHistogram, BYTE_ENTROPY_HISTOGRAM_DIM,
     BYTE_HISTOGRAM_DIM, EMBER_STEP, EMBER_WINDOW, MAX_WINDOW, STRING_FEATURES_DIM,
 };
-use rustfx::ember2024_strings::Ember2024Strings;
+use rustfx::ember2024::strings::Ember2024Strings;
 use rustfx::extractor::RowExtractor;
-use rustfx::file_info::GeneralFileInfo;
+use rustfx::ember2024::general::GeneralFileInfo;
 use rustfx::ErrorKind;
 
 #[derive(Arbitrary, Debug, Clone, Copy)]

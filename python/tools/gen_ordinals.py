@@ -3,14 +3,14 @@
 ws2_32 and wsock32. Run with a Python that has pefile, from the repository
 root, then `cargo fmt`:
 
-    python tests/pe/generate_ordinals.py > src/pe/ordinals.rs
+    python python/tools/gen_ordinals.py > src/pe/ordinals.rs
 """
 
 import ordlookup
 
 HEADER = '''//! pefile's `ordlookup` tables: names for imports by ordinal from the DLLs
 //! that are often linked without names (pefile 2024.8.26, generated from
-//! its `ordlookup` package by tests/pe/generate_ordinals.py; pefile gives
+//! its `ordlookup` package by python/tools/gen_ordinals.py; pefile gives
 //! these imports the name, so thrember hashes the name, not `dll:ordinalN`).
 
 /// The name pefile gives an import by `ordinal` from `dll_lower`: for the

@@ -1,0 +1,221 @@
+//! Property tests: the streaming paths against [`naive`](super::naive) on
+//! arbitrary documents, tokenizers and options.
+
+use super::*;
+
+/// [`check_against_naive_once`] with Fingerprint64 hashed in batches where
+/// this CPU does, then one at a time.
+pub(super) fn check_against_naive(
+    config: &NgramConfig,
+    options: CountOptions,
+    doc: &[u8],
+    max_tokens: usize,
+    scratch: &mut CountScratch,
+) -> std::result::Result<(), String> {
+    check_against_naive_once(config, options, doc, max_tokens, scratch)?;
+    ONE_AT_A_TIME.with(|flag| flag.set(true));
+    let result = check_against_naive_once(config, options, doc, max_tokens, scratch);
+    ONE_AT_A_TIME.with(|flag| flag.set(false));
+    result
+}
+
+/// Checks every output of `config` on `doc` against the naive definitions:
+/// the n-gram bytes, ids, sequences of several lengths, sparse counts (with
+/// the thread's scratch and a reused one) and dense counts (both ways of
+/// summing).
+fn check_against_naive_once(
+    config: &NgramConfig,
+    options: CountOptions,
+    doc: &[u8],
+    max_tokens: usize,
+    scratch: &mut CountScratch,
+) -> std::result::Result<(), String> {
+    let fail = |what: &str| format!("{what} differs for {config:?} {options:?} doc {doc:?}");
+    let hasher = NgramHasher::new(config.clone()).map_err(|e| e.to_string())?;
+    let want_grams = naive::grams(config, doc);
+    let mut got_grams = Vec::new();
+    hasher.for_each_gram(doc, |g| {
+        got_grams.push(g.to_vec());
+        ControlFlow::Continue(())
+    });
+    if got_grams != want_grams {
+        return Err(fail("grams"));
+    }
+    let want_ids: Vec<i64> = want_grams
+        .iter()
+        .map(|g| naive::bucket(config.hash, config.num_buckets, g).0 as i64)
+        .collect();
+    let mut ids = vec![-7];
+    hasher.ids(doc, &mut ids);
+    if ids[0] != -7 || ids[1..] != want_ids[..] {
+        return Err(fail("ids"));
+    }
+    for len in [max_tokens, 1, want_ids.len(), want_ids.len() + 1] {
+        let Ok(sequence) = NgramSequence::new(hasher.clone(), len.max(1), -1) else {
+            continue;
+        };
+        let row = sequence.row(doc);
+        let n = want_ids.len().min(row.len());
+        if row[..n] != want_ids[..n] || row[n..].iter().any(|&p| p != -1) {
+            return Err(fail("sequence"));
+        }
+    }
+    let Ok(counter) = NgramCounter::new(hasher, options) else {
+        return Ok(());
+    };
+    let want = naive::counts(config, options, doc);
+    let as_pairs = |row: &SparseRow| -> Vec<(u64, u32)> {
+        row.indices
+            .iter()
+            .copied()
+            .zip(row.values.iter().map(|v| v.to_bits()))
+            .collect()
+    };
+    let want_bits: Vec<(u64, u32)> = want.iter().map(|&(i, v)| (i, v.to_bits())).collect();
+    let mut row = SparseRow::default();
+    counter.counts(doc, &mut row);
+    if as_pairs(&row) != want_bits {
+        return Err(fail("sparse counts"));
+    }
+    counter.counts_with(doc, &mut row, scratch);
+    if as_pairs(&row) != want_bits {
+        return Err(fail("sparse counts (reused scratch)"));
+    }
+    if let Some(dense) = NgramCounts::new(counter)
+        .ok()
+        .filter(|_| config.num_buckets <= 4096)
+    {
+        let mut want_row = vec![0f32; config.num_buckets as usize];
+        for &(i, v) in &want {
+            want_row[i as usize] = v;
+        }
+        let bits = |row: &[f32]| row.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let mut out = vec![f32::NAN; want_row.len()];
+        for exact_sums in [EXACT_F32_SUMS, 0] {
+            dense
+                .sum_into(doc, &mut out, exact_sums)
+                .map_err(|e| e.to_string())?;
+            if bits(&out) != bits(&want_row) {
+                return Err(fail(&format!("dense counts (exact below {exact_sums})")));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) const ALL_TOKENIZERS: [Tokenizer; 7] = [
+    Tokenizer::Whitespace,
+    Tokenizer::Word,
+    Tokenizer::Char,
+    Tokenizer::Byte,
+    Tokenizer::SklearnWord,
+    Tokenizer::SklearnChar,
+    Tokenizer::SklearnCharWb,
+];
+
+/// Documents made of pieces chosen to hit every path: each class of ASCII
+/// separator (tf's whitespace, Python's extra `\x1c`..`\x1f`), upper and
+/// lower case letters, digits and `_`, runs long enough to straddle 16- and
+/// 64-byte chunks, multi-byte characters (Python spaces, `'İ'` which lowers
+/// to two characters, the capital sigma and a case-ignorable quote and
+/// mark), and invalid UTF-8.
+fn doc_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let pieces: Vec<&'static [u8]> = vec![
+        b" ",
+        b" ",
+        b"  ",
+        b"\t",
+        b"\n",
+        b"\x0b",
+        b"\x0c",
+        b"\r",
+        b"\x1c",
+        b"\x1f",
+        b"a",
+        b"Z",
+        b"b",
+        b"Qx",
+        b"_",
+        b"9",
+        b".",
+        b"'",
+        b",",
+        "é".as_bytes(),
+        "İ".as_bytes(),
+        "Σ".as_bytes(),
+        "ς".as_bytes(),
+        "\u{a0}".as_bytes(),
+        "\u{3000}".as_bytes(),
+        "\u{85}".as_bytes(),
+        "\u{345}".as_bytes(),
+        "\u{301}".as_bytes(),
+        "½".as_bytes(),
+        b"\xff",
+        b"\xe2\x82",
+        b"\xc3",
+    ];
+    let piece = prop_oneof![
+        6 => proptest::sample::select(pieces).prop_map(|p: &[u8]| p.to_vec()),
+        1 => (proptest::sample::select(b"aAzZ_9 \xc3".to_vec()), 1usize..80)
+            .prop_map(|(b, n)| vec![b; n]),
+        1 => any::<u8>().prop_map(|b| vec![b]),
+    ];
+    proptest::collection::vec(piece, 0..100).prop_map(|pieces| pieces.concat())
+}
+
+fn options_strategy(hash: HashFamily) -> impl proptest::strategy::Strategy<Value = CountOptions> {
+    use proptest::prelude::*;
+    let norm = proptest::sample::select(vec![Norm::None, Norm::L1, Norm::L2]);
+    (any::<bool>(), any::<bool>(), norm).prop_map(move |(binary, signed, norm)| CountOptions {
+        binary,
+        alternate_sign: signed && hash == HashFamily::Murmur3,
+        norm,
+    })
+}
+
+use proptest::strategy::Strategy as _;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn every_output_equals_the_naive_definitions(
+        tokenizer in proptest::sample::select(ALL_TOKENIZERS.to_vec()),
+        // Any order, duplicates allowed.
+        widths in proptest::collection::vec(1usize..6, 1..4),
+        lowercase in proptest::prelude::any::<bool>(),
+        (hash, options) in proptest::sample::select(vec![
+            HashFamily::Fingerprint64, HashFamily::Murmur3,
+        ]).prop_flat_map(|hash| (proptest::strategy::Just(hash), options_strategy(hash))),
+        num_buckets in proptest::prop_oneof![1u64..60, proptest::strategy::Just(64), 1u64..1 << 31],
+        doc in doc_strategy(),
+        offset in 0usize..64,
+        max_tokens in 1usize..80,
+    ) {
+        let config = NgramConfig { tokenizer, widths, lowercase, hash, num_buckets };
+        // Every alignment of the document in memory.
+        let mut buffer = vec![b'#'; offset];
+        buffer.extend_from_slice(&doc);
+        let mut scratch = CountScratch::new();
+        let result = check_against_naive(&config, options, &buffer[offset..], max_tokens, &mut scratch);
+        proptest::prop_assert!(result.is_ok(), "{}", result.unwrap_err());
+    }
+
+    #[test]
+    fn ascii_tokens_are_the_runs_between_separators(
+        doc in doc_strategy(),
+        offset in 0usize..64,
+        class in proptest::sample::select(vec![
+            scan::ByteClass::Whitespace, scan::ByteClass::NonWord, scan::ByteClass::PythonSpace,
+        ]),
+    ) {
+        let mut buffer = vec![b'#'; offset];
+        buffer.extend_from_slice(&doc);
+        let doc = &buffer[offset..];
+        let got: Vec<&[u8]> = scan::AsciiTokens::new(doc, class).map(|(s, e)| &doc[s..e]).collect();
+        let want: Vec<&[u8]> =
+            doc.split(|&b| class.is_separator(b)).filter(|t| !t.is_empty()).collect();
+        proptest::prop_assert_eq!(got, want);
+    }
+}

@@ -1,0 +1,192 @@
+//! The byte scanner's edges: byte classes, masks and lowercasing in every
+//! lane, tokens across chunk and block boundaries, documents of separators
+//! only, long documents and long tokens.
+
+use super::oracle::{check_against_naive, ALL_TOKENIZERS};
+use super::*;
+
+#[test]
+fn byte_classes_are_the_documented_sets() {
+    for b in 0..=255u8 {
+        assert_eq!(
+            scan::ByteClass::Whitespace.is_separator(b),
+            b" \t\n\x0b\x0c\r".contains(&b),
+            "{b}"
+        );
+        assert_eq!(
+            scan::ByteClass::NonWord.is_separator(b),
+            !(b.is_ascii_alphanumeric() || b == b'_'),
+            "{b}"
+        );
+        assert_eq!(
+            scan::ByteClass::PythonSpace.is_separator(b),
+            b.is_ascii() && crate::unicode_classes::is_python_space(char::from(b)),
+            "{b}"
+        );
+    }
+}
+
+/// Block masks against the byte definitions: every byte value in every
+/// lane, next to each other byte value.
+#[test]
+fn block_masks_are_the_byte_classes_in_every_lane() {
+    for class in [
+        scan::ByteClass::Whitespace,
+        scan::ByteClass::NonWord,
+        scan::ByteClass::PythonSpace,
+    ] {
+        for b in 0..=255u8 {
+            for lane in 0..64 {
+                let block: [u8; 64] =
+                    std::array::from_fn(|i| if i == lane { b } else { (i * 4 + lane) as u8 });
+                let want = block.iter().enumerate().fold(0u64, |m, (i, &x)| {
+                    m | (u64::from(class.is_separator(x)) << i)
+                });
+                assert_eq!(class.mask(&block), want, "{class:?} byte {b} lane {lane}");
+            }
+        }
+    }
+}
+
+#[test]
+fn chunk_lowercasing_is_ascii_lowercasing_in_every_lane() {
+    for b in 0..=255u8 {
+        for lane in 0..scan::CHUNK {
+            let mut chunk = [b'Q'; scan::CHUNK];
+            chunk[lane] = b;
+            let mut want = chunk;
+            want.make_ascii_lowercase();
+            let got = scan::ascii_lowercase_chunk(chunk);
+            assert_eq!(got, want, "byte {b} in lane {lane}");
+        }
+    }
+}
+
+/// Tokens and separators of every length around the 16-byte copy chunk and
+/// the 64-byte classification block, at every offset of the first block,
+/// including tokens that end the document and documents of whole blocks.
+#[test]
+fn tokens_straddling_chunks_and_blocks() {
+    let mut scratch = CountScratch::new();
+    let options = CountOptions {
+        binary: false,
+        alternate_sign: true,
+        norm: Norm::L2,
+    };
+    let lengths = [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 130];
+    for lead in 0..=66 {
+        for &len in &lengths {
+            for tail in [0, 1, 2, 64 - (lead + len + 2) % 64] {
+                let mut doc = vec![b' '; lead];
+                doc.extend(std::iter::repeat_n(b'Q', len));
+                doc.extend_from_slice(b"\t\n");
+                doc.extend(std::iter::repeat_n(b'w', tail));
+                for tokenizer in ALL_TOKENIZERS {
+                    for widths in [vec![1, 2, 3], vec![3, 1, 3]] {
+                        let hash = [HashFamily::Murmur3, HashFamily::Fingerprint64][len % 2];
+                        let config = NgramConfig {
+                            tokenizer,
+                            widths,
+                            lowercase: len % 2 == 0,
+                            hash,
+                            num_buckets: 97,
+                        };
+                        let options = CountOptions {
+                            alternate_sign: hash == HashFamily::Murmur3,
+                            ..options
+                        };
+                        check_against_naive(&config, options, &doc, 5, &mut scratch).unwrap();
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn all_separators_and_no_separators() {
+    let mut scratch = CountScratch::new();
+    let options = CountOptions {
+        binary: true,
+        alternate_sign: false,
+        norm: Norm::L1,
+    };
+    for len in 0..=200 {
+        for byte in [b' ', b'\t', b'\x1c', b'.', b'a', b'A', b'_'] {
+            let doc = vec![byte; len];
+            for tokenizer in ALL_TOKENIZERS {
+                for lowercase in [false, true] {
+                    let config = NgramConfig {
+                        tokenizer,
+                        widths: vec![2, 1],
+                        lowercase,
+                        hash: HashFamily::Fingerprint64,
+                        num_buckets: 1 << 12,
+                    };
+                    check_against_naive(&config, options, &doc, 3, &mut scratch).unwrap();
+                }
+            }
+        }
+    }
+}
+
+/// A document long enough that the token buffer drops old tokens many
+/// times, with tokens longer than the buffer, the widest n-grams, and more
+/// n-grams than one counting batch.
+#[test]
+fn long_documents_and_long_tokens() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut doc = Vec::new();
+    while doc.len() < 150_000 {
+        let r = next();
+        let len = match r % 50 {
+            0 => 5000,
+            1..=5 => 20 + (r >> 8) as usize % 50,
+            _ => 1 + (r >> 8) as usize % 12,
+        };
+        let letter = b"aBcDeF_9\xc3\xa9"[(r >> 20) as usize % 10];
+        doc.extend(std::iter::repeat_n(letter, len));
+        doc.extend_from_slice(&b" \t\n  \x1c"[..1 + (r >> 30) as usize % 5]);
+    }
+    // Space runs straddling the 4 KiB blocks of the byte and ASCII paths.
+    for block in [4096, 8192] {
+        doc[block - 2..block + 3].copy_from_slice(b" \t \x1c ");
+    }
+    doc[3 * 4096 - 1] = b' ';
+    let ascii: Vec<u8> = doc
+        .iter()
+        .map(|&b| if b.is_ascii() { b } else { b'x' })
+        .collect();
+    let mut scratch = CountScratch::new();
+    for (tokenizer, doc) in ALL_TOKENIZERS
+        .iter()
+        .flat_map(|&t| [(t, &doc), (t, &ascii)])
+    {
+        let widths = if tokenizer == Tokenizer::Byte {
+            vec![1, 3]
+        } else {
+            vec![1, 64, 7]
+        };
+        for hash in [HashFamily::Murmur3, HashFamily::Fingerprint64] {
+            let config = NgramConfig {
+                tokenizer,
+                widths: widths.clone(),
+                lowercase: true,
+                hash,
+                num_buckets: 1 << 20,
+            };
+            let options = CountOptions {
+                binary: false,
+                alternate_sign: hash == HashFamily::Murmur3,
+                norm: Norm::L1,
+            };
+            check_against_naive(&config, options, doc, 1000, &mut scratch).unwrap();
+        }
+    }
+}
