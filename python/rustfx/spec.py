@@ -22,6 +22,7 @@ import functools
 import json
 
 import tensorflow as tf
+from tensorflow.python.eager.context import eager_mode as _eager_mode
 
 from rustfx._common import documents, invalid, no_autograph, ops
 
@@ -29,9 +30,10 @@ __all__ = ["FeatureSpec", "extract", "registry"]
 
 
 def _ask(query, spec=""):
-    """The core's answer (rustfx's spec::query), run eagerly even inside a
-    tf.function; a refusal is InvalidArgumentError with the core's message."""
-    with tf.init_scope():
+    """The core's answer (rustfx's spec::query), run eagerly even while a
+    tf.function or a tf.Graph is being built; a refusal is
+    InvalidArgumentError with the core's message."""
+    with tf.init_scope(), _eager_mode():
         answer = [line.decode() for line in
                   ops.Rustfx_SpecQuery(query=query, spec=spec).numpy()]
     if answer[0]:

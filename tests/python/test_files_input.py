@@ -125,7 +125,8 @@ def test_bad_read_parameters_fail_at_construction(kwargs, message):
 def test_read_parameters_without_paths_are_refused():
     from rustfx._loader import ops
     with pytest.raises(tf.errors.InvalidArgumentError, match="only when the input holds paths"):
-        ops.Rustfx_ByteHistogram(input=[b"abc"], read_max_bytes=10)
+        ops.Rustfx_DenseRows(input=[b"abc"], spec=rustfx.FeatureSpec("byte_histogram").to_json(),
+                             Tout=tf.float32, read_max_bytes=10)
 
 
 def test_a_file_larger_than_the_kept_buffer_is_read_whole(tmp_path):
