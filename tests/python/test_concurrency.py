@@ -94,7 +94,8 @@ def split_batch(name, value, n):
                          value.dense_shape.numpy()[1:]))
         return rows
     if isinstance(value, tf.RaggedTensor):
-        return [np.asarray(r, dtype=np.int64) for r in value.numpy()]
+        dtype = object if value.dtype == tf.string else np.int64
+        return [np.asarray(r, dtype=dtype) for r in value.numpy()]
     array = value.numpy()
     if array.dtype == object:
         return list(array)

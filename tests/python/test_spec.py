@@ -119,6 +119,20 @@ def test_python_defaults_are_the_core_defaults(name):
     assert layer(**required).spec == rustfx.FeatureSpec(name, **required)
 
 
+def test_extractor_ops_declare_no_parameter_defaults():
+    """The ops take a whole spec as one attr, with no default: no extractor
+    parameter has a default in C++ that could drift from the core's, and a
+    graph always states every value (the spec is complete)."""
+    from tensorflow.python.framework import op_def_registry
+    for op in ("Rustfx>DenseRows", "Rustfx>RaggedIds", "Rustfx>SparseRows",
+               "Rustfx>RaggedStrings"):
+        op_def = op_def_registry.get(op)
+        attrs = {a.name: a for a in op_def.attr}
+        assert set(attrs) - {"Tout"} == {"spec", "read_files", "read_max_bytes",
+                                         "read_on_error"}, op
+        assert not attrs["spec"].HasField("default_value"), op
+
+
 def test_a_drifted_default_is_caught(monkeypatch):
     fn = rustfx.byte_entropy_histogram
     monkeypatch.setitem(fn.__kwdefaults__, "window", 4096)
