@@ -626,8 +626,8 @@ mod tests {
 
     #[test]
     fn unregistered_op_is_found_in_tf_message() {
-        let message = "Op type not registered 'Rustfx>ByteHistogram' in binary running on h.";
-        assert_eq!(unregistered_op(message), Some("Rustfx>ByteHistogram"));
+        let message = "Op type not registered 'Rustfx>DenseRows' in binary running on h.";
+        assert_eq!(unregistered_op(message), Some("Rustfx>DenseRows"));
         assert_eq!(unregistered_op("NOT_FOUND: nothing"), None);
         let text = model_error(
             Path::new("m"),

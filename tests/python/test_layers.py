@@ -45,7 +45,12 @@ def flatten(outputs, prefix=""):
             flat.update(flatten(outputs[key], prefix + key))
         return flat
     if isinstance(outputs, tf.RaggedTensor):
-        return {prefix + "/values": outputs.flat_values.numpy(),
+        values = outputs.flat_values.numpy()
+        if values.dtype == object:
+            # Strings as fixed-width bytes (no NUL in rustfx's strings), so
+            # they compare by value and save without pickle.
+            values = values.astype(bytes)
+        return {prefix + "/values": values,
                 prefix + "/row_splits": outputs.row_splits.numpy()}
     if isinstance(outputs, tf.SparseTensor):
         return {prefix + "/indices": outputs.indices.numpy(),
