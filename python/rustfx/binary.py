@@ -84,7 +84,7 @@ def _ember_spec(feature_version, groups):
 
 
 @no_autograph
-def ember_features(contents, *, feature_version=3, groups=None, name=None):
+def ember_features(contents, *, feature_version=3, groups=(), name=None):
     """EMBER2024 (thrember, EMBER feature version 3) feature vectors: float32
     contents.shape + [2568], thrember's twelve groups in its order (general,
     histogram, byteentropy, strings, header, section, imports, exports,
