@@ -26,6 +26,7 @@ pub mod pe;
 pub mod printable_strings;
 pub mod read;
 pub mod registry;
+pub mod sha256;
 pub mod spec;
 pub mod unicode_classes;
 
