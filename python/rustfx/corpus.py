@@ -130,7 +130,7 @@ class FeatureSet:
         schema = {
             "path": tf.io.FixedLenFeature([], tf.string),
             "size": tf.io.FixedLenFeature([], tf.int64),
-            "sha256": tf.io.FixedLenFeature([], tf.string),
+            "sha256": tf.io.FixedLenFeature([], tf.string),  # "" in error rows
             "status": tf.io.FixedLenFeature([], tf.int64),
             "message": tf.io.FixedLenFeature([], tf.string, default_value=""),
         }
@@ -273,7 +273,8 @@ def extract_table(paths, feature_set, *, max_bytes=None, on_error="record"):
     columns = {
         "path": pa.array(paths, pa.string()),
         "size": pa.array([len(c) for c in contents], pa.int64()),
-        "sha256": pa.array([d.decode() for d in rustfx.sha256(documents).numpy()], pa.string()),
+        "sha256": pa.array([None if bad else d.decode() for d, bad in
+                            zip(rustfx.sha256(documents).numpy(), failed)], pa.string()),
         "status": pa.array(codes, pa.int32()),
         "message": pa.array(messages, pa.string()),
     }
@@ -307,9 +308,12 @@ class _Worker:
     def __init__(self, feature_set_json, max_bytes, on_error, threads):
         import tensorflow as tf
         if threads:
-            # One actor per CPU: TF's own pool stays within the actor's share.
-            tf.config.threading.set_intra_op_parallelism_threads(threads)
-            tf.config.threading.set_inter_op_parallelism_threads(threads)
+            # One actor per CPU: TF's own pool stays within the actor's share
+            # (if TF is not initialised yet in this process).
+            try:
+                tf.config.threading.set_intra_op_parallelism_threads(threads)
+            except RuntimeError:
+                pass
         import rustfx  # noqa: F401  (loads the op library)
         self.feature_set = FeatureSet.load(feature_set_json)
         self.max_bytes = max_bytes
@@ -376,7 +380,7 @@ def _write_tfrecord(table, feature_set, path):
             feature = {
                 "path": _bytes_feature([row["path"].encode()]),
                 "size": _int_feature([row["size"]]),
-                "sha256": _bytes_feature([row["sha256"].encode()]),
+                "sha256": _bytes_feature([(row["sha256"] or "").encode()]),
                 "status": _int_feature([row["status"]]),
                 "message": _bytes_feature([row["message"].encode()]),
             }
@@ -517,6 +521,9 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
         "shards": len(shards),
     }
     _check_or_write_meta(output, meta)
+    # Leftovers of writers killed before their rename (one job per DIR at a time).
+    for stale in glob.glob(os.path.join(glob.escape(output), "*.tmp-*")):
+        os.unlink(stale)
     fs_json = feature_set.to_json()
     pending = [i for i, s in enumerate(shards)
                if not _committed(output, i, fmt, len(s), fs_json)]
@@ -537,8 +544,9 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
         ds = ds.map_batches(
             _WriteShards,
             fn_constructor_args=(fs_json, output, fmt, max_bytes, on_error, 1),
-            batch_size=1, batch_format="numpy", concurrency=(1, actors), num_cpus=1,
-            max_restarts=-1, max_task_retries=-1)
+            # Ray Data restarts lost actors and retries their tasks
+            # (max_restarts=-1, max_task_retries=-1 by default).
+            batch_size=1, batch_format="numpy", concurrency=(1, actors), num_cpus=1)
         for row in ds.iter_rows():
             summary["files"] += int(row["files"])
             summary["bytes"] += int(row["bytes"])
