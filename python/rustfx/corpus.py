@@ -166,8 +166,8 @@ def list_inputs(spec):
     non-directory entry below it, links not followed), a glob, a text file
     with one path per line (taken as they are: a listed directory becomes
     an error row), or a URI (`file://`, `s3://`, ...) of a directory or
-    file, listed through pyarrow's filesystems. Local paths are made
-    absolute."""
+    file, listed through pyarrow's filesystems. Relative local
+    paths are made absolute (not normalised)."""
     if "://" in spec:
         return _list_uri(spec)
     if os.path.isdir(spec):
@@ -184,7 +184,9 @@ def list_inputs(spec):
     else:
         raise FileNotFoundError(f"--input {spec!r}: no such directory or list file, "
                                 f"and no glob matches")
-    return sorted({os.path.abspath(p) for p in paths})
+    # Made absolute for the workers, but not normalised: 'file/' is not 'file'.
+    cwd = os.getcwd()
+    return sorted({p if os.path.isabs(p) else os.path.join(cwd, p) for p in paths})
 
 
 def _list_uri(uri):
@@ -480,8 +482,10 @@ def _check_or_write_meta(output, meta):
     if os.path.exists(path):
         with open(path) as f:
             stored = json.load(f)
-        # Refuses another output version, with the core's message.
-        FeatureSet.load(stored["feature_set"])
+        try:  # refuses another output version, with the core's message
+            FeatureSet.load(stored["feature_set"])
+        except Exception as e:
+            raise ValueError(f"{path}: {getattr(e, 'message', e)}") from e
         for key in ("feature_set", "format", "shard_size", "inputs"):
             if stored.get(key) != meta[key]:
                 raise ValueError(
@@ -662,7 +666,9 @@ def main(argv=None):
                       address=args.address, max_bytes=args.max_bytes,
                       on_error=args.on_error, shard_size=args.shard_size,
                       workers=args.workers)
-    except (ValueError, FileNotFoundError) as e:
-        print(f"rustfx.extract: error: {e}", file=sys.stderr)
+    except Exception as e:  # a bad spec is TF's InvalidArgumentError (the core's message)
+        if not isinstance(e, (ValueError, OSError)) and type(e).__name__ != "InvalidArgumentError":
+            raise
+        print(f"rustfx.extract: error: {getattr(e, 'message', e)}", file=sys.stderr)
         return 2
     return 0 if summary is not None else 1
