@@ -221,6 +221,17 @@ def test_uri_input_through_pyarrow(corpus_list, local_ray, tmp_path):
         _check_same(row, want, i, "ember2018-bytes")
 
 
+def test_extract_dataset_composes_with_ray_data(corpus_list, local_ray):
+    _, paths = corpus_list
+    some = paths[::20]
+    ds = ray.data.from_items([{"path": p} for p in some])
+    rows = corpus.extract_dataset(ds, "ember2018-bytes", concurrency=1, batch_size=8).take_all()
+    assert sorted(r["path"] for r in rows) == some
+    for row in rows:
+        assert row["sha256"] == hashlib.sha256(open(row["path"], "rb").read()).hexdigest()
+        assert np.asarray(row["byte_histogram"]).shape == (256,)
+
+
 def test_hostile_inputs_are_error_rows(local_ray, tmp_path):
     root = tmp_path / "h"
     root.mkdir()
