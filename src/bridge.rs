@@ -112,6 +112,10 @@ mod ffi {
 
         fn check_max_bytes(max_bytes: i64) -> Result<()>;
 
+        /// SHA-256 of `data` as 64 lowercase hex digits (`sha256::sha256_hex`),
+        /// for Rustfx>Sha256.
+        fn sha256_hex(data: &[u8]) -> Result<String>;
+
         /// Where an extractor op's documents come from: its input strings,
         /// or the files they name (`read::DocumentSource`).
         type DocumentSource;
@@ -319,6 +323,10 @@ fn check_max_bytes(max_bytes: i64) -> BridgeResult<()> {
     guard("check_max_bytes", || {
         crate::read::check_max_bytes(max_bytes).map(|_| ())
     })
+}
+
+fn sha256_hex(data: &[u8]) -> BridgeResult<String> {
+    guard("sha256", || Ok(crate::sha256::sha256_hex(data)))
 }
 
 /// `read::DocumentSource` behind the bridge.

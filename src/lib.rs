@@ -24,6 +24,7 @@ pub mod pe;
 pub mod printable_strings;
 pub mod read;
 pub mod registry;
+pub mod sha256;
 pub mod spec;
 // TensorFlow's C API for `rustfx-predict`, only with the `predict` feature.
 // Its `unsafe` code is in `tf_c_api::ffi`, which alone allows it (each

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from rustfx._common import Files, no_autograph, ops, strings
 
-__all__ = ["read_files", "files", "Files", "ReadStatus", "DEFAULT_MAX_BYTES"]
+__all__ = ["read_files", "files", "sha256", "Files", "ReadStatus", "DEFAULT_MAX_BYTES"]
 
 #: Default `max_bytes` of read_files: larger files are truncated to this.
 DEFAULT_MAX_BYTES = 64 << 20
@@ -64,3 +64,12 @@ def files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise"):
       max_bytes, on_error: as for read_files.
     """
     return Files(paths, max_bytes, on_error)
+
+
+@no_autograph
+def sha256(contents, *, name=None):
+    """The SHA-256 of each element of `contents` (tf.string, any shape), as
+    64 lowercase hex digits: what hashlib.sha256(x).hexdigest() gives.
+    Computed in Rust (rustfx's core, src/sha256.rs); corpus extraction
+    (rustfx.corpus) keys its rows by it."""
+    return ops.Rustfx_Sha256(input=strings(contents, "contents"), name=name)

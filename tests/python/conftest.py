@@ -61,3 +61,9 @@ def machine_files():
     paths = real_files()
     assert len(paths) >= 20, "expected real files under /usr"
     return paths
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "ray_cluster: starts a two-node Ray cluster on this machine "
+        "(tests/python/test_corpus.py); deselect with -m 'not ray_cluster'")

@@ -1,0 +1,674 @@
+"""Corpus extraction on Ray Data: one row per file, in shards, exactly once.
+
+    python -m rustfx.extract --spec ember2024 --input DIR --output OUT
+
+lists INPUT, sorts the paths, cuts the sorted list into shards of
+`shard_size` paths (shard i = paths[i*S:(i+1)*S]) and has Ray actors
+extract each shard and commit it as OUT/part-<i>.parquet (or .tfrecord):
+written under a temporary name, then renamed, so a shard is either absent
+or complete. A rerun skips the shards already committed, so after a crash,
+a Ctrl-C or a lost node every path ends up in exactly one committed row.
+OUT/spec.json holds the feature set, the format, the shard size and a
+digest of the sorted input list; a rerun with other ones is refused (the
+shards would no longer line up). docs/corpus.md says why this design and
+not Ray's own checkpointing.
+
+Each row: path, size (bytes read, at most max_bytes), sha256 (hex, in
+Rust, of those bytes), status (a tf.errors code, 0 = OK), message, then
+one column per feature (see FeatureSet). Files are read by rustfx on the
+worker (read_files; remote URIs through pyarrow's filesystems), never
+through Ray's object store.
+"""
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import sys
+import time
+import uuid
+
+import numpy as np
+
+FORMAT_VERSION = 1
+#: Schema metadata key of the feature set in each Parquet file.
+METADATA_KEY = b"rustfx.feature_set"
+SPEC_FILE = "spec.json"
+DEFAULT_SHARD_SIZE = 1000
+
+#: Ready-made feature sets (--spec NAME): column name -> FeatureSpec JSON.
+NAMED_FEATURE_SETS = {
+    # EMBER2024's (thrember, feature version 3) 2568-d vector.
+    "ember2024": {"ember_features": {"extractor": "ember_features"}},
+    # EMBER 2018's byte groups: ByteHistogram, ByteEntropyHistogram, StringExtractor.
+    "ember2018-bytes": {
+        "byte_histogram": {"extractor": "byte_histogram"},
+        "byte_entropy_histogram": {"extractor": "byte_entropy_histogram"},
+        "string_features": {"extractor": "string_features"},
+    },
+}
+
+# Status codes (tf.errors) for files read through pyarrow.
+_OK, _UNKNOWN, _INVALID, _NOT_FOUND, _DENIED = 0, 2, 3, 5, 7
+
+
+# ---- Feature sets ---------------------------------------------------------------
+
+class FeatureSet:
+    """Named FeatureSpecs, one output column each: {"features": {column:
+    spec}}. Built from a FeatureSet, a ready-made name (NAMED_FEATURE_SETS),
+    a FeatureSpec (its extractor names the column), a dict of either JSON
+    form, JSON text of either, or a path to a JSON file of either."""
+
+    def __init__(self, features):
+        from rustfx.spec import FeatureSpec
+        if not features:
+            raise ValueError("a feature set needs at least one feature")
+        self.features = {}
+        for column, spec in features.items():
+            if column in _BASE_COLUMNS or not isinstance(column, str):
+                raise ValueError(f"feature column name {column!r} is reserved or not a string")
+            self.features[column] = FeatureSpec.from_json(spec)
+
+    @classmethod
+    def load(cls, value):
+        from rustfx.spec import FeatureSpec
+        if isinstance(value, FeatureSet):
+            return value
+        if isinstance(value, FeatureSpec):
+            return cls({value.extractor: value})
+        if isinstance(value, str):
+            if value in NAMED_FEATURE_SETS:
+                return cls(NAMED_FEATURE_SETS[value])
+            if not value.lstrip().startswith("{"):
+                if not os.path.isfile(value):
+                    raise ValueError(
+                        f"--spec {value!r} is neither a ready-made feature set "
+                        f"({', '.join(NAMED_FEATURE_SETS)}) nor a JSON file")
+                with open(value) as f:
+                    value = f.read()
+            value = json.loads(value)
+        if isinstance(value, dict) and "features" in value:
+            return cls(value["features"])
+        if isinstance(value, dict) and "extractor" in value:
+            spec = FeatureSpec.from_json(value)
+            return cls({spec.extractor: spec})
+        raise ValueError('a feature set is {"features": {column: spec, ...}} or one '
+                         'FeatureSpec {"extractor": ..., "params": ...}')
+
+    def to_dict(self):
+        return {"features": {c: s.to_dict() for c, s in self.features.items()}}
+
+    def to_json(self):
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def __eq__(self, other):
+        return isinstance(other, FeatureSet) and other.features == self.features
+
+    # -- Arrow / TFRecord schemas --
+
+    def arrow_schema(self):
+        import pyarrow as pa
+        fields = [pa.field("path", pa.string()), pa.field("size", pa.int64()),
+                  pa.field("sha256", pa.string()), pa.field("status", pa.int32()),
+                  pa.field("message", pa.string())]
+        for column, spec in self.features.items():
+            out = spec.output
+            if out["kind"] == "dense":
+                fields.append(pa.field(column, pa.list_(_arrow_type(out["dtype"]), out["shape"][0])))
+            elif out["kind"] == "ragged":
+                fields.append(pa.field(column, pa.list_(_arrow_type(out["dtype"]))))
+            else:  # sparse: the row's column indices and their values
+                fields.append(pa.field(column + "_indices", pa.list_(pa.int64())))
+                fields.append(pa.field(column + "_values", pa.list_(_arrow_type(out["dtype"]))))
+        return pa.schema(fields, metadata={METADATA_KEY: self.to_json().encode()})
+
+    def tfrecord_parse_schema(self):
+        """The `tf.io.parse_example` features of a TFRecord row."""
+        import tensorflow as tf
+        schema = {
+            "path": tf.io.FixedLenFeature([], tf.string),
+            "size": tf.io.FixedLenFeature([], tf.int64),
+            "sha256": tf.io.FixedLenFeature([], tf.string),  # "" in error rows
+            "status": tf.io.FixedLenFeature([], tf.int64),
+            "message": tf.io.FixedLenFeature([], tf.string, default_value=""),
+        }
+        for column, spec in self.features.items():
+            out = spec.output
+            dtype = tf.float32 if out["dtype"] == "float32" else (
+                tf.string if out["dtype"] == "string" else tf.int64)
+            if out["kind"] == "dense":
+                # Error rows carry no features: zeros (their status says so).
+                width = out["shape"][0]
+                schema[column] = tf.io.FixedLenFeature([width], dtype, default_value=[0] * width)
+            elif out["kind"] == "ragged":
+                schema[column] = tf.io.RaggedFeature(dtype)
+            else:
+                schema[column] = tf.io.SparseFeature(
+                    column + "_indices", column + "_values", dtype, out["shape"][0])
+        return schema
+
+
+_BASE_COLUMNS = ("path", "size", "sha256", "status", "message")
+
+
+def _arrow_type(dtype):
+    import pyarrow as pa
+    return {"float32": pa.float32(), "int32": pa.int32(), "int64": pa.int64(),
+            "string": pa.binary()}[dtype]
+
+
+# ---- Listing --------------------------------------------------------------------
+
+def list_inputs(spec):
+    """The sorted, de-duplicated paths INPUT names: a directory (every
+    non-directory entry below it, links not followed), a glob, a text file
+    with one path per line (taken as they are: a listed directory becomes
+    an error row), or a URI (`file://`, `s3://`, ...) of a directory or
+    file, listed through pyarrow's filesystems. Relative local
+    paths are made absolute (not normalised)."""
+    if "://" in spec:
+        return _list_uri(spec)
+    if os.path.isdir(spec):
+        found = []
+        for root, dirs, names in os.walk(spec):
+            dirs.sort()
+            found.extend(os.path.join(root, n) for n in names)
+        paths = found
+    elif any(c in spec for c in "*?["):
+        paths = [p for p in glob.glob(spec, recursive=True) if not os.path.isdir(p)]
+    elif os.path.isfile(spec):
+        with open(spec) as f:
+            paths = [line.rstrip("\n") for line in f if line.strip()]
+    else:
+        raise FileNotFoundError(f"--input {spec!r}: no such directory or list file, "
+                                f"and no glob matches")
+    # Made absolute for the workers, but not normalised: 'file/' is not 'file'.
+    cwd = os.getcwd()
+    return sorted({p if os.path.isabs(p) else os.path.join(cwd, p) for p in paths})
+
+
+def _list_uri(uri):
+    from pyarrow import fs as pafs
+    filesystem, base = pafs.FileSystem.from_uri(uri)
+    scheme = uri.split("://", 1)[0]
+    info = filesystem.get_file_info(base)
+    if info.type == pafs.FileType.Directory:
+        infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
+        found = [i.path for i in infos if i.type != pafs.FileType.Directory]
+    elif info.type == pafs.FileType.File:
+        found = [base]
+    else:
+        raise FileNotFoundError(f"--input {uri!r} does not exist")
+    return sorted({f"{scheme}://{p}" for p in found})
+
+
+# ---- Extraction (on the workers) ------------------------------------------------
+
+def _read_uri(uris, max_bytes):
+    """Contents and status of URIs read through pyarrow (remote storage)."""
+    from pyarrow import fs as pafs
+    contents, codes, messages = [], [], []
+    for uri in uris:
+        try:
+            filesystem, path = pafs.FileSystem.from_uri(uri)
+            info = filesystem.get_file_info(path)
+            if info.type == pafs.FileType.NotFound:
+                raise FileNotFoundError(f"{uri}: no such file")
+            if info.type != pafs.FileType.File:
+                raise IsADirectoryError(f"{uri}: not a regular file")
+            with filesystem.open_input_stream(path) as f:
+                data = f.read(max_bytes)
+            contents.append(data)
+            codes.append(_OK)
+            messages.append("")
+        except Exception as e:  # noqa: BLE001 - any failure is this file's error row
+            code = (_NOT_FOUND if isinstance(e, FileNotFoundError) else
+                    _DENIED if isinstance(e, PermissionError) else
+                    _INVALID if isinstance(e, IsADirectoryError) else _UNKNOWN)
+            contents.append(b"")
+            codes.append(code)
+            messages.append(str(e) or type(e).__name__)
+    return contents, np.array(codes, np.int32), messages
+
+
+def extract_table(paths, feature_set, *, max_bytes=None, on_error="record"):
+    """The rows (a pyarrow.Table, feature_set.arrow_schema()) of `paths`:
+    each file read once by rustfx (read_files, or pyarrow for URIs), hashed
+    and given to every extractor of the feature set. on_error="record"
+    makes an unreadable file a row with its status and message (features
+    null); "raise" fails on the first one."""
+    import pyarrow as pa
+    import tensorflow as tf
+    import rustfx
+
+    feature_set = FeatureSet.load(feature_set)
+    max_bytes = rustfx.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    if on_error not in ("record", "raise"):
+        raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
+    paths = [p.decode() if isinstance(p, bytes) else str(p) for p in paths]
+    local = [i for i, p in enumerate(paths) if "://" not in p]
+    remote = [i for i, p in enumerate(paths) if "://" in p]
+    contents = [b""] * len(paths)
+    codes = np.zeros(len(paths), np.int32)
+    messages = [""] * len(paths)
+    if local:
+        data, status = rustfx.read_files(tf.constant([paths[i] for i in local]),
+                                         max_bytes=max_bytes, on_error="empty",
+                                         with_status=True)
+        data = data.numpy()
+        for j, i in enumerate(local):
+            contents[i] = data[j]
+            codes[i] = status.codes[j].numpy()
+            messages[i] = status.messages[j].numpy().decode("utf-8", "replace")
+    if remote:
+        data, rcodes, rmessages = _read_uri([paths[i] for i in remote], max_bytes)
+        for j, i in enumerate(remote):
+            contents[i], codes[i], messages[i] = data[j], rcodes[j], rmessages[j]
+    failed = codes != 0
+    if on_error == "raise" and failed.any():
+        first = int(np.argmax(failed))
+        raise OSError(f"rustfx.extract: {messages[first]} (use --on-error record "
+                      f"to keep going with an error row)")
+    documents = tf.constant(contents, tf.string)
+    columns = {
+        "path": pa.array(paths, pa.string()),
+        "size": pa.array([len(c) for c in contents], pa.int64()),
+        "sha256": pa.array([None if bad else d.decode() for d, bad in
+                            zip(rustfx.sha256(documents).numpy(), failed)], pa.string()),
+        "status": pa.array(codes, pa.int32()),
+        "message": pa.array(messages, pa.string()),
+    }
+    mask = pa.array(failed)
+    for column, spec in feature_set.features.items():
+        out = spec.output
+        value_type = _arrow_type(out["dtype"])
+        result = rustfx.extract(spec, documents)
+        if out["kind"] == "dense":
+            flat = result.numpy().reshape(-1)
+            columns[column] = pa.FixedSizeListArray.from_arrays(
+                pa.array(flat, value_type), out["shape"][0], mask=mask)
+        elif out["kind"] == "ragged":
+            values = result.flat_values.numpy()
+            splits = result.row_splits.numpy().astype(np.int32)
+            columns[column] = pa.ListArray.from_arrays(
+                pa.array(splits), pa.array(values, value_type), mask=mask)
+        else:
+            indices = result.indices.numpy()
+            splits = np.searchsorted(indices[:, 0], np.arange(len(paths) + 1)).astype(np.int32)
+            columns[column + "_indices"] = pa.ListArray.from_arrays(
+                pa.array(splits), pa.array(indices[:, 1], pa.int64()), mask=mask)
+            columns[column + "_values"] = pa.ListArray.from_arrays(
+                pa.array(splits), pa.array(result.values.numpy(), value_type), mask=mask)
+    return pa.Table.from_pydict(columns, schema=feature_set.arrow_schema())
+
+
+class _Worker:
+    """What a Ray actor holds: TF and the op library, loaded once."""
+
+    def __init__(self, feature_set_json, max_bytes, on_error, threads):
+        import tensorflow as tf
+        if threads:
+            # One actor per CPU: TF's own pool stays within the actor's share
+            # (if TF is not initialised yet in this process).
+            try:
+                tf.config.threading.set_intra_op_parallelism_threads(threads)
+            except RuntimeError:
+                pass
+        import rustfx  # noqa: F401  (loads the op library)
+        self.feature_set = FeatureSet.load(feature_set_json)
+        self.max_bytes = max_bytes
+        self.on_error = on_error
+
+
+class _ExtractRows(_Worker):
+    """map_batches UDF: a batch of paths to a table of rows."""
+
+    def __init__(self, feature_set_json, max_bytes=None, on_error="record", threads=1,
+                 column="path"):
+        super().__init__(feature_set_json, max_bytes, on_error, threads)
+        self.column = column
+
+    def __call__(self, batch):
+        return extract_table(list(batch[self.column]), self.feature_set,
+                             max_bytes=self.max_bytes, on_error=self.on_error)
+
+
+def extract_dataset(paths, feature_set, *, column="path", max_bytes=None, on_error="record",
+                    concurrency=None, batch_size=256):
+    """A Ray Dataset of feature rows (FeatureSet.arrow_schema()) of a Ray
+    Dataset whose `column` holds file paths (or URIs): a class-based
+    map_batches, so TF and rustfx load once per actor and each worker reads
+    its files itself. `concurrency`: actors (default: the cluster's CPUs)."""
+    import ray
+    feature_set = FeatureSet.load(feature_set)
+    if concurrency is None:
+        concurrency = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    return paths.map_batches(
+        _ExtractRows, fn_constructor_args=(feature_set.to_json(), max_bytes, on_error, 1, column),
+        batch_size=batch_size, batch_format="numpy", concurrency=concurrency, num_cpus=1)
+
+
+# ---- Shards -----------------------------------------------------------------------
+
+def shard_name(index, fmt):
+    return f"part-{index:05d}.{fmt}"
+
+
+def _committed(output, index, fmt, expected_rows, feature_set_json):
+    """Whether shard `index` is committed: present (a rename is atomic)
+    and, for Parquet, with a readable footer of the expected rows and
+    feature set."""
+    path = os.path.join(output, shard_name(index, fmt))
+    if not os.path.isfile(path):
+        return False
+    if fmt != "parquet":
+        return True
+    import pyarrow.parquet as pq
+    try:
+        meta = pq.read_metadata(path)
+    except Exception:  # noqa: BLE001 - unreadable: not committed, redo it
+        return False
+    stored = (meta.metadata or {}).get(METADATA_KEY, b"").decode()
+    return meta.num_rows == expected_rows and stored == feature_set_json
+
+
+def _write_tfrecord(table, feature_set, path):
+    import tensorflow as tf
+    rows = table.to_pylist()
+    with tf.io.TFRecordWriter(path) as writer:
+        for row in rows:
+            feature = {
+                "path": _bytes_feature([row["path"].encode()]),
+                "size": _int_feature([row["size"]]),
+                "sha256": _bytes_feature([(row["sha256"] or "").encode()]),
+                "status": _int_feature([row["status"]]),
+                "message": _bytes_feature([row["message"].encode()]),
+            }
+            for column, spec in feature_set.features.items():
+                out = spec.output
+                if out["kind"] == "sparse":
+                    if row[column + "_indices"] is None:
+                        continue
+                    feature[column + "_indices"] = _int_feature(row[column + "_indices"])
+                    feature[column + "_values"] = _float_feature(row[column + "_values"])
+                    continue
+                values = row[column]
+                if values is None:
+                    if out["kind"] == "ragged":
+                        values = []
+                    else:
+                        continue
+                if out["dtype"] == "float32":
+                    feature[column] = _float_feature(values)
+                elif out["dtype"] == "string":
+                    feature[column] = _bytes_feature(values)
+                else:
+                    feature[column] = _int_feature(values)
+            example = tf.train.Example(features=tf.train.Features(feature=feature))
+            writer.write(example.SerializeToString())
+
+
+def _bytes_feature(values):
+    import tensorflow as tf
+    return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
+
+
+def _int_feature(values):
+    import tensorflow as tf
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+
+def _float_feature(values):
+    import tensorflow as tf
+    return tf.train.Feature(float_list=tf.train.FloatList(value=values))
+
+
+class _WriteShards(_Worker):
+    """map_batches UDF: each row a shard (index, paths); extracts it and
+    commits OUT/part-<index>.<fmt> by rename; returns one summary row per
+    shard. A shard found committed (a retried task) is not rewritten."""
+
+    def __init__(self, feature_set_json, output, fmt, max_bytes, on_error, threads):
+        super().__init__(feature_set_json, max_bytes, on_error, threads)
+        self.output, self.fmt = output, fmt
+        self.feature_set_json = feature_set_json
+
+    def __call__(self, batch):
+        summary = {k: [] for k in ("shard", "files", "bytes", "errors", "skipped")}
+        for index, paths in zip(batch["shard"], batch["paths"]):
+            index, paths = int(index), list(paths)
+            final = os.path.join(self.output, shard_name(index, self.fmt))
+            if _committed(self.output, index, self.fmt, len(paths), self.feature_set_json):
+                files = nbytes = errors = 0
+                skipped = True
+            else:
+                table = extract_table(paths, self.feature_set, max_bytes=self.max_bytes,
+                                      on_error=self.on_error)
+                tmp = f"{final}.tmp-{uuid.uuid4().hex}"
+                try:
+                    if self.fmt == "parquet":
+                        import pyarrow.parquet as pq
+                        pq.write_table(table, tmp)
+                    else:
+                        _write_tfrecord(table, self.feature_set, tmp)
+                    with open(tmp, "rb") as f:
+                        os.fsync(f.fileno())
+                    os.replace(tmp, final)
+                finally:
+                    if os.path.exists(tmp):
+                        os.unlink(tmp)
+                files = table.num_rows
+                nbytes = int(np.sum(table.column("size").to_numpy()))
+                errors = int(np.count_nonzero(table.column("status").to_numpy()))
+                skipped = False
+            for key, value in zip(summary, (index, files, nbytes, errors, skipped)):
+                summary[key].append(value)
+        return {k: np.array(v) for k, v in summary.items()}
+
+
+def _input_digest(paths):
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.encode("utf-8", "surrogateescape") + b"\n")
+    return h.hexdigest()
+
+
+def _check_or_write_meta(output, meta):
+    """Writes OUT/spec.json, or checks that the one there describes the
+    same job (else the committed shards would not line up)."""
+    path = os.path.join(output, SPEC_FILE)
+    if os.path.exists(path):
+        with open(path) as f:
+            stored = json.load(f)
+        try:  # refuses another output version, with the core's message
+            FeatureSet.load(stored["feature_set"])
+        except Exception as e:
+            raise ValueError(f"{path}: {getattr(e, 'message', e)}") from e
+        for key in ("feature_set", "format", "shard_size", "inputs"):
+            if stored.get(key) != meta[key]:
+                raise ValueError(
+                    f"{path} was written for another job ({key} differs: {stored.get(key)!r} "
+                    f"there, {meta[key]!r} now); resume with the same --spec, --input, "
+                    f"--format and --shard-size, or use a new --output")
+        return
+    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+    with open(tmp, "w") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
+        on_error="record", shard_size=DEFAULT_SHARD_SIZE, workers=None, log=print):
+    """The job of `python -m rustfx.extract` (see the module doc); returns
+    its summary dict."""
+    import ray
+    import rustfx
+
+    start = time.monotonic()
+    if fmt not in ("parquet", "tfrecord"):
+        raise ValueError(f"--format must be parquet or tfrecord, got {fmt!r}")
+    feature_set = FeatureSet.load(spec)
+    max_bytes = rustfx.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    paths = list_inputs(input)
+    output = os.path.abspath(output)
+    os.makedirs(output, exist_ok=True)
+    shards = [paths[i:i + shard_size] for i in range(0, len(paths), shard_size)]
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "feature_set": feature_set.to_dict(),
+        "format": fmt,
+        "shard_size": shard_size,
+        "max_bytes": max_bytes,
+        "inputs": {"count": len(paths), "sha256": _input_digest(paths)},
+        "shards": len(shards),
+    }
+    _check_or_write_meta(output, meta)
+    # Leftovers of writers killed before their rename (one job per DIR at a time).
+    for stale in glob.glob(os.path.join(glob.escape(output), "*.tmp-*")):
+        os.unlink(stale)
+    fs_json = feature_set.to_json()
+    pending = [i for i, s in enumerate(shards)
+               if not _committed(output, i, fmt, len(s), fs_json)]
+    log(f"rustfx.extract: {len(paths)} files in {len(shards)} shards of {shard_size}; "
+        f"{len(shards) - len(pending)} already committed, {len(pending)} to do")
+    summary = {"files": 0, "bytes": 0, "errors": 0, "shards_done": 0,
+               "shards_skipped": len(shards) - len(pending)}
+    if pending:
+        if not ray.is_initialized():
+            if address:
+                ray.init(address=address)
+            else:
+                ray.init(num_cpus=os.cpu_count(), include_dashboard=False)
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        actors = min(workers or cpus, len(pending))
+        items = [{"shard": i, "paths": shards[i]} for i in pending]
+        ds = ray.data.from_items(items, override_num_blocks=len(items))
+        ds = ds.map_batches(
+            _WriteShards,
+            fn_constructor_args=(fs_json, output, fmt, max_bytes, on_error, 1),
+            # Ray Data restarts lost actors and retries their tasks
+            # (max_restarts=-1, max_task_retries=-1 by default).
+            batch_size=1, batch_format="numpy", concurrency=(1, actors), num_cpus=1)
+        for row in ds.iter_rows():
+            summary["files"] += int(row["files"])
+            summary["bytes"] += int(row["bytes"])
+            summary["errors"] += int(row["errors"])
+            summary["shards_done"] += 0 if row["skipped"] else 1
+            summary["shards_skipped"] += 1 if row["skipped"] else 0
+    seconds = time.monotonic() - start
+    summary["seconds"] = seconds
+    summary["mb_per_s"] = summary["bytes"] / 1e6 / seconds if seconds else 0.0
+    log(f"rustfx.extract: {summary['files']} files, {summary['bytes'] / 1e6:.1f} MB, "
+        f"{summary['errors']} errors in {seconds:.1f} s = {summary['mb_per_s']:.1f} MB/s, "
+        f"{summary['files'] / seconds:.0f} files/s; {summary['shards_done']} shards written, "
+        f"{summary['shards_skipped']} skipped (committed before); output: {output}")
+    return summary
+
+
+# ---- Reading the output back -------------------------------------------------------
+
+def load_feature_set(output, feature_set=None):
+    """The feature set of OUT (OUT/spec.json), refused with the core's
+    message if a spec's output version is not this rustfx's; if
+    `feature_set` is given, it must be the same."""
+    path = os.path.join(output, SPEC_FILE)
+    with open(path) as f:
+        stored = json.load(f)
+    try:
+        found = FeatureSet.load(stored["feature_set"])
+    except Exception as e:
+        raise ValueError(f"{path}: {getattr(e, 'message', e)}") from e
+    if feature_set is not None and FeatureSet.load(feature_set) != found:
+        raise ValueError(f"{path} holds another feature set: {found.to_json()}")
+    return found, stored
+
+
+def _shard_files(output, fmt):
+    return sorted(glob.glob(os.path.join(glob.escape(output), f"part-*.{fmt}")))
+
+
+def read_parquet(output, feature_set=None):
+    """The rows of OUT's Parquet shards as one pyarrow.Table. Each file's
+    schema metadata must hold OUT's feature set (checked, as is the output
+    version of every spec)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    found, _ = load_feature_set(output, feature_set)
+    tables = []
+    for path in _shard_files(output, "parquet"):
+        table = pq.read_table(path)
+        stored = (table.schema.metadata or {}).get(METADATA_KEY, b"{}").decode()
+        try:
+            if FeatureSet.load(stored) != found:
+                raise ValueError("its feature set differs from spec.json's")
+        except Exception as e:
+            raise ValueError(f"{path}: {getattr(e, 'message', e)}") from e
+        tables.append(table)
+    if not tables:
+        return found.arrow_schema().empty_table()
+    return pa.concat_tables(tables)
+
+
+def read_tfrecord(output, feature_set=None, *, cycle_length=4):
+    """OUT's TFRecord shards as a tf.data.Dataset of parsed rows (dicts of
+    tensors: the feature set's parse schema), interleaved over the shards."""
+    import tensorflow as tf
+    found, _ = load_feature_set(output, feature_set)
+    schema = found.tfrecord_parse_schema()
+    files = _shard_files(output, "tfrecord")
+    casts = {c: tf.int32 for c, s in found.features.items()
+             if s.output["kind"] == "dense" and s.output["dtype"] == "int32"}
+    casts["status"] = tf.int32
+
+    def parse(record):
+        row = tf.io.parse_single_example(record, schema)
+        for column, dtype in casts.items():
+            row[column] = tf.cast(row[column], dtype)
+        return row
+
+    return (tf.data.Dataset.from_tensor_slices(tf.constant(files, tf.string))
+            .interleave(tf.data.TFRecordDataset, cycle_length=cycle_length,
+                        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+            .map(parse, num_parallel_calls=tf.data.AUTOTUNE))
+
+
+# ---- CLI ----------------------------------------------------------------------------
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m rustfx.extract",
+        description="Extract features from every file of INPUT on Ray Data, into "
+                    "shards of DIR, exactly once and resumable (docs/corpus.md).")
+    parser.add_argument("--spec", required=True,
+                        help="a FeatureSpec or feature-set JSON file, or a ready-made name: "
+                             + ", ".join(NAMED_FEATURE_SETS))
+    parser.add_argument("--input", required=True,
+                        help="a directory (recursive), a glob, a file with one path per "
+                             "line, or a URI (file://, s3://, gs://)")
+    parser.add_argument("--output", required=True, help="the output directory")
+    parser.add_argument("--format", default="parquet", choices=("parquet", "tfrecord"))
+    parser.add_argument("--address", help="a Ray cluster to join (default: a local Ray "
+                                          "on all cores)")
+    parser.add_argument("--max-bytes", type=int, default=None,
+                        help="read at most this many bytes of each file (default 64 MiB)")
+    parser.add_argument("--on-error", default="record", choices=("record", "raise"))
+    parser.add_argument("--shard-size", type=int, default=DEFAULT_SHARD_SIZE,
+                        help=f"files per shard (default {DEFAULT_SHARD_SIZE})")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="actors (default: the cluster's CPUs)")
+    args = parser.parse_args(argv)
+    if args.shard_size < 1:
+        parser.error("--shard-size must be at least 1")
+    try:
+        summary = run(args.spec, args.input, args.output, fmt=args.format,
+                      address=args.address, max_bytes=args.max_bytes,
+                      on_error=args.on_error, shard_size=args.shard_size,
+                      workers=args.workers)
+    except Exception as e:  # a bad spec is TF's InvalidArgumentError (the core's message)
+        if not isinstance(e, (ValueError, OSError)) and type(e).__name__ != "InvalidArgumentError":
+            raise
+        print(f"rustfx.extract: error: {getattr(e, 'message', e)}", file=sys.stderr)
+        return 2
+    return 0 if summary is not None else 1

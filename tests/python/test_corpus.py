@@ -1,0 +1,400 @@
+"""Corpus extraction on Ray (rustfx.corpus, python -m rustfx.extract).
+
+Parity of the Parquet and TFRecord rows with the ops, keyed by path; hostile
+inputs as error rows; a driver killed mid-job and rerun (exactly once,
+committed shards untouched); a real two-node Ray cluster on this machine
+losing its second node mid-job. Kept small (a few hundred files): the whole
+file runs in a few minutes on 2 cores. Skipped if Ray is not installed
+(`pip install "rustfx[ray]"`, or `make setup`, which installs it).
+"""
+
+import glob
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[data]==2.60.*')")
+pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed")
+
+import tensorflow as tf  # noqa: E402
+
+import rustfx  # noqa: E402
+import rustfx.extract  # noqa: E402,F401  (must leave rustfx.extract(spec, contents) working)
+from rustfx import corpus  # noqa: E402
+
+from hostile_files import make_hostile_paths  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYTHON = sys.executable
+
+# One column of each output kind and dtype: dense float32 (ember2018's byte
+# groups), dense int64 (general_file_info), ragged int64, sparse, ragged strings.
+FEATURES = {"features": {
+    "byte_histogram": {"extractor": "byte_histogram"},
+    "byte_entropy_histogram": {"extractor": "byte_entropy_histogram"},
+    "string_features": {"extractor": "string_features"},
+    "file_info": {"extractor": "general_file_info"},
+    "ngram_ids": {"extractor": "hashed_ngrams",
+                  "params": {"num_buckets": 4096, "output": "ragged", "tokenizer": "word"}},
+    "ngram_counts": {"extractor": "hashed_ngrams",
+                     "params": {"num_buckets": 4096, "output": "sparse"}},
+    "strings": {"extractor": "printable_strings"},
+}}
+
+
+def _corpus_files():
+    """A few hundred real files: text, ELF, the PE test corpus."""
+    pe = sorted(p for p in glob.glob(os.path.join(ROOT, "tests/golden/pe/**/*"), recursive=True)
+                if os.path.isfile(p))[:150]
+    text = sorted(glob.glob(os.path.join(ROOT, "python/rustfx/*.py"))
+                  + glob.glob(os.path.join(ROOT, "src/**/*.rs"), recursive=True))[:100]
+    elf = sorted(p for p in glob.glob("/usr/bin/*")
+                 if os.path.isfile(p) and not os.path.islink(p)
+                 and os.path.getsize(p) < (2 << 20))[:50]
+    return pe + text + elf
+
+
+@pytest.fixture(scope="module")
+def corpus_list(tmp_path_factory):
+    path = tmp_path_factory.mktemp("corpus") / "paths.txt"
+    files = _corpus_files()
+    path.write_text("".join(f + "\n" for f in files))
+    return str(path), sorted(os.path.abspath(f) for f in files)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _op_rows(paths, feature_set):
+    """The reference: each feature straight from the op, by path."""
+    feature_set = corpus.FeatureSet.load(feature_set)
+    contents = rustfx.read_files(tf.constant(paths), on_error="raise")
+    want = {"sha256": [hashlib.sha256(open(p, "rb").read()).hexdigest() for p in paths],
+            "size": [os.path.getsize(p) for p in paths]}
+    for column, spec in feature_set.features.items():
+        out = rustfx.extract(spec, contents)
+        kind = spec.output["kind"]
+        if kind == "dense":
+            want[column] = list(out.numpy())
+        elif kind == "ragged":
+            want[column] = [list(r) for r in out.to_list()]
+        else:
+            dense = tf.sparse.to_dense(out).numpy()
+            want[column] = list(dense)
+    return want
+
+
+def _check_same(got_row, want, i, feature_set):
+    assert got_row["sha256"] == want["sha256"][i]
+    assert got_row["size"] == want["size"][i]
+    assert got_row["status"] == 0 and got_row["message"] == ""
+    for column, spec in corpus.FeatureSet.load(feature_set).features.items():
+        expected = want[column][i]
+        got = got_row[column]
+        if spec.output["kind"] == "dense":
+            got = np.asarray(got)
+            assert got.dtype == expected.dtype, column
+            # Bit for bit (NaN-safe): compare the bytes.
+            assert got.tobytes() == expected.tobytes(), (column, got_row["path"])
+        elif spec.output["kind"] == "ragged":
+            assert list(got) == list(expected), (column, got_row["path"])
+        else:
+            assert np.asarray(got).tobytes() == expected.tobytes(), (column, got_row["path"])
+
+
+def test_import_extract_module_keeps_the_function():
+    spec = rustfx.FeatureSpec("byte_histogram")
+    assert callable(rustfx.extract)
+    got = rustfx.extract(spec, tf.constant([b"abc"]))
+    np.testing.assert_array_equal(got.numpy(), rustfx.byte_histogram(tf.constant([b"abc"])).numpy())
+    assert rustfx.extract is sys.modules["rustfx.extract"]
+
+
+def test_sha256_op_matches_hashlib():
+    docs = [b"", b"abc", bytes(range(256)) * 999, os.urandom(4097)]
+    for doc, got in zip(docs, rustfx.sha256(tf.constant(docs)).numpy()):
+        assert got.decode() == hashlib.sha256(doc).hexdigest()
+    assert rustfx.sha256(tf.constant([[b"a"], [b"b"]])).shape == (2, 1)
+
+
+def test_feature_sets_by_name_file_and_spec(tmp_path):
+    assert list(corpus.FeatureSet.load("ember2024").features) == ["ember_features"]
+    assert corpus.FeatureSet.load("ember2024").features["ember_features"].output["shape"] == [2568]
+    assert list(corpus.FeatureSet.load("ember2018-bytes").features) == [
+        "byte_histogram", "byte_entropy_histogram", "string_features"]
+    one = tmp_path / "one.json"
+    one.write_text(rustfx.FeatureSpec("byte_histogram").to_json())
+    assert list(corpus.FeatureSet.load(str(one)).features) == ["byte_histogram"]
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps(FEATURES))
+    assert list(corpus.FeatureSet.load(str(many)).features) == list(FEATURES["features"])
+    with pytest.raises(ValueError, match="neither a ready-made"):
+        corpus.FeatureSet.load("no-such-set")
+    with pytest.raises(ValueError, match="reserved"):
+        corpus.FeatureSet({"sha256": {"extractor": "byte_histogram"}})
+
+
+def test_list_inputs(tmp_path):
+    (tmp_path / "d" / "e").mkdir(parents=True)
+    for name in ("a.txt", "d/b.bin", "d/e/c.txt"):
+        (tmp_path / name).write_bytes(b"x")
+    want = sorted(str(tmp_path / n) for n in ("a.txt", "d/b.bin", "d/e/c.txt"))
+    assert corpus.list_inputs(str(tmp_path)) == want
+    assert corpus.list_inputs(str(tmp_path / "**" / "*.txt")) == [want[0], want[2]]
+    listed = tmp_path / "list"
+    listed.write_text(f"{want[1]}\n\n{want[0]}\n{want[1]}\n")
+    assert corpus.list_inputs(str(listed)) == [want[0], want[1]]
+    assert corpus.list_inputs("file://" + str(tmp_path / "d")) == [
+        "file://" + want[1], "file://" + want[2]]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "tfrecord"])
+def test_parity_with_the_ops(fmt, corpus_list, local_ray, tmp_path):
+    listing, paths = corpus_list
+    out = str(tmp_path / "out")
+    summary = corpus.run(FEATURES, listing, out, fmt=fmt, shard_size=64)
+    assert summary["files"] == len(paths) and summary["errors"] == 0
+    want = _op_rows(paths, FEATURES)
+    index = {p: i for i, p in enumerate(paths)}
+    if fmt == "parquet":
+        rows = corpus.read_parquet(out, FEATURES).to_pylist()
+        for path in glob.glob(os.path.join(out, "*.parquet")):
+            meta = pq.read_schema(path).metadata[corpus.METADATA_KEY]
+            assert corpus.FeatureSet.load(meta.decode()) == corpus.FeatureSet.load(FEATURES)
+    else:
+        rows = []
+        for row in corpus.read_tfrecord(out, FEATURES):
+            row = {k: v for k, v in row.items()}
+            plain = {"path": row["path"].numpy().decode(), "size": int(row["size"]),
+                     "sha256": row["sha256"].numpy().decode(), "status": int(row["status"]),
+                     "message": row["message"].numpy().decode()}
+            for column, spec in corpus.FeatureSet.load(FEATURES).features.items():
+                value = row[column]
+                if isinstance(value, tf.SparseTensor):
+                    value = tf.sparse.to_dense(value)
+                if isinstance(value, tf.RaggedTensor):
+                    value = value.to_list()
+                plain[column] = value.numpy() if hasattr(value, "numpy") else value
+            rows.append(plain)
+    assert sorted(r["path"] for r in rows) == paths  # exactly once
+    for row in rows:
+        i = index[row["path"]]
+        if fmt == "parquet":
+            for column, spec in corpus.FeatureSet.load(FEATURES).features.items():
+                if spec.output["kind"] == "dense":
+                    row[column] = np.asarray(row[column], dtype=spec.output["dtype"])
+                elif spec.output["kind"] == "sparse":
+                    dense = np.zeros(spec.output["shape"][0], np.float32)
+                    dense[row.pop(column + "_indices")] = row.pop(column + "_values")
+                    row[column] = dense
+        _check_same(row, want, i, FEATURES)
+
+
+def test_uri_input_through_pyarrow(corpus_list, local_ray, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    _, paths = corpus_list
+    for i, p in enumerate(paths[:20]):
+        shutil.copy(p, src / f"{i:03d}")
+    out = str(tmp_path / "out")
+    corpus.run("ember2018-bytes", "file://" + str(src), out, shard_size=8)
+    rows = corpus.read_parquet(out).to_pylist()
+    local = sorted(str(src / f"{i:03d}") for i in range(20))
+    assert [r["path"] for r in rows] == ["file://" + p for p in local]
+    want = _op_rows(local, "ember2018-bytes")
+    for i, row in enumerate(rows):
+        for column in ("byte_histogram", "byte_entropy_histogram", "string_features"):
+            row[column] = np.asarray(row[column], np.float32)
+        _check_same(row, want, i, "ember2018-bytes")
+
+
+def test_extract_dataset_composes_with_ray_data(corpus_list, local_ray):
+    _, paths = corpus_list
+    some = paths[::20]
+    ds = ray.data.from_items([{"path": p} for p in some])
+    rows = corpus.extract_dataset(ds, "ember2018-bytes", concurrency=1, batch_size=8).take_all()
+    assert sorted(r["path"] for r in rows) == some
+    for row in rows:
+        assert row["sha256"] == hashlib.sha256(open(row["path"], "rb").read()).hexdigest()
+        assert np.asarray(row["byte_histogram"]).shape == (256,)
+
+
+def test_hostile_inputs_are_error_rows(local_ray, tmp_path):
+    root = tmp_path / "h"
+    root.mkdir()
+    hostile, sock = make_hostile_paths(str(root))
+    chosen = {}
+    for name, (path, code, _) in hostile.items():
+        text = path.decode("utf-8", "strict") if b"\xff" not in path else None
+        # What a list file can hold: UTF-8, absolute, no NUL or newline.
+        if text and text.startswith("/") and "\0" not in text and "\n" not in text:
+            chosen[text] = (name, code)
+    sparse = root / "sparse_10g"
+    with open(sparse, "wb") as f:
+        f.truncate(10 << 30)  # 10 GiB of holes: read up to --max-bytes only
+    listing = tmp_path / "list"
+    listing.write_text("".join(p + "\n" for p in [*chosen, str(sparse)]))
+    out = str(tmp_path / "out")
+    start = time.monotonic()
+    summary = corpus.run(FEATURES, str(listing), out, shard_size=16, max_bytes=1 << 20)
+    assert time.monotonic() - start < 300  # nothing blocks (a FIFO would)
+    rows = {r["path"]: r for r in corpus.read_parquet(out).to_pylist()}
+    assert len(rows) == len(chosen) + 1
+    assert summary["errors"] == len(chosen)
+    for path, (name, code) in chosen.items():
+        row = rows[path]
+        assert row["status"] == code, name
+        assert row["message"], name
+        assert row["sha256"] is None and row["byte_histogram"] is None, name
+    assert rows[str(sparse)]["size"] == 1 << 20
+    assert rows[str(sparse)]["sha256"] == hashlib.sha256(bytes(1 << 20)).hexdigest()
+    sock.close()
+
+
+def test_reading_with_another_output_version_fails(local_ray, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a").write_bytes(b"hello")
+    out = str(tmp_path / "out")
+    corpus.run("ember2018-bytes", str(src), out)
+    with pytest.raises(ValueError, match="another feature set"):
+        corpus.read_parquet(out, "ember2024")
+    meta_path = os.path.join(out, corpus.SPEC_FILE)
+    meta = json.load(open(meta_path))
+    meta["feature_set"]["features"]["byte_histogram"]["output_version"] += 1
+    json.dump(meta, open(meta_path, "w"))
+    for read in (corpus.read_parquet, corpus.read_tfrecord):
+        with pytest.raises(ValueError, match="output version|output_version"):
+            read(out)
+    # A rerun into it is refused too, rather than mixing versions.
+    with pytest.raises(ValueError, match="output version|output_version|another job"):
+        corpus.run("ember2018-bytes", str(src), out)
+
+
+def _cli(args, env=None, **kw):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", RAY_DEDUP_LOGS="0", **(env or {}))
+    return subprocess.Popen([PYTHON, "-m", "rustfx.extract", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, **kw)
+
+
+def _shard_state(out):
+    state = {}
+    for path in sorted(glob.glob(os.path.join(out, "part-*.parquet"))):
+        with open(path, "rb") as f:
+            state[path] = (os.stat(path).st_mtime_ns, hashlib.sha256(f.read()).hexdigest())
+    return state
+
+
+def _wait_for_shards(proc, out, count, timeout=240):
+    deadline = time.monotonic() + timeout
+    while len(glob.glob(os.path.join(out, "part-*.parquet"))) < count:
+        if proc.poll() is not None:
+            pytest.fail(f"job ended before {count} shards: {proc.stdout.read()}")
+        if time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail(f"no {count} shards after {timeout} s")
+        time.sleep(0.2)
+
+
+def _check_exactly_once(out, paths):
+    rows = corpus.read_parquet(out).to_pylist()
+    assert sorted(r["path"] for r in rows) == paths
+    assert not glob.glob(os.path.join(out, "*.tmp-*"))
+
+
+def test_driver_killed_and_rerun_is_exactly_once(corpus_list, tmp_path):
+    listing, paths = corpus_list
+    out = str(tmp_path / "out")
+    args = ["--spec", "ember2018-bytes", "--input", listing, "--output", out,
+            "--shard-size", "10", "--workers", "1"]
+    proc = _cli(args)
+    _wait_for_shards(proc, out, 3)
+    # The driver and the local Ray it started (its process group): a crash.
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = _shard_state(out)
+    assert 3 <= len(before) < -(-len(paths) // 10), "killed too late to test a resume"
+    rerun = _cli(args)
+    output, _ = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, output
+    assert f"{len(before)} already committed" in output, output
+    after = _shard_state(out)
+    for path, state in before.items():
+        assert after[path] == state, f"{path} was rewritten"
+    _check_exactly_once(out, paths)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# Ray 2.60 turns token authentication on for `ray start` when a token
+# exists under ~/.ray, and then the driver must present it: this
+# throwaway cluster on 127.0.0.1 runs without.
+NO_AUTH = {"RAY_AUTH_MODE": "disabled"}
+
+
+def _ray_node(args, temp_dir):
+    """`ray start --block` in its own process group (killed as a whole)."""
+    ray_bin = os.path.join(os.path.dirname(PYTHON), "ray")
+    return subprocess.Popen([ray_bin, "start", "--block", "--num-cpus", "1",
+                             "--disable-usage-stats", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True,
+                            env=dict(os.environ, RAY_TMPDIR=temp_dir, **NO_AUTH))
+
+
+@pytest.mark.ray_cluster
+def test_two_node_cluster_loses_a_node(corpus_list, tmp_path):
+    listing, paths = corpus_list
+    port = _free_port()
+    temp_dir = f"/tmp/rfx{port}"
+    head = _ray_node(["--head", "--port", str(port), "--include-dashboard", "false",
+                      "--temp-dir", temp_dir], temp_dir)
+    nodes = [head]
+    try:
+        address = f"127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:  # the head's GCS port accepts connections
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the Ray head did not start"
+                time.sleep(0.5)
+        second = _ray_node(["--address", address], temp_dir)
+        nodes.append(second)
+        out = str(tmp_path / "out")
+        proc = _cli(["--spec", "ember2018-bytes", "--input", listing, "--output", out,
+                     "--shard-size", "10", "--address", address, "--workers", "2"],
+                    env=NO_AUTH)
+        _wait_for_shards(proc, out, 2)
+        os.killpg(second.pid, signal.SIGKILL)  # its raylet and its workers
+        second.wait()
+        output, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, output
+        _check_exactly_once(out, paths)
+    finally:
+        for node in nodes:
+            try:
+                os.killpg(node.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            node.wait()
+        shutil.rmtree(temp_dir, ignore_errors=True)
