@@ -5,7 +5,8 @@ Every extractor takes `contents`, a tf.string tensor of file contents, or
 rustfx.files(paths) to read the files itself (rustfx.io.files)."""
 
 from rustfx._common import no_autograph
-from rustfx.spec import FeatureSpec, extract, registry
+from rustfx.spec import FeatureSpec, registry
+from rustfx.spec import extract_spec as extract
 
 __all__ = ["byte_histogram", "byte_entropy_histogram", "string_features",
            "general_file_info", "GENERAL_FILE_INFO_NAMES",

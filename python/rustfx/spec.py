@@ -76,6 +76,9 @@ def _canonical(text):
     return _ask("spec", text)[0]
 
 
+_BUILT = {}
+
+
 class FeatureSpec:
     """One extractor call as data: FeatureSpec(extractor, **params), or
     FeatureSpec.from_json(text or dict). Checked and completed by the core;
@@ -84,7 +87,22 @@ class FeatureSpec:
     __slots__ = ("_json", "_dict")
 
     def __init__(self, extractor, **params):
-        self._set(_canonical(_dumps({"extractor": extractor, "params": params})))
+        # The wrappers build a spec on every call: a built spec is reused
+        # for the same arguments (keyed with their types, so 1 and True
+        # differ), which keeps a call's Python cost near the op's.
+        try:
+            key = (extractor, tuple(sorted(
+                (k, type(v), tuple(v) if isinstance(v, list) else v)
+                for k, v in params.items())))
+            cached = _BUILT.get(key)
+        except TypeError:  # an unhashable value (a numpy array): no reuse
+            key = cached = None
+        if cached is None:
+            canonical = _canonical(_dumps({"extractor": extractor, "params": params}))
+            cached = (canonical, json.loads(canonical))
+            if key is not None and len(_BUILT) < 4096:
+                _BUILT[key] = cached
+        self._json, self._dict = cached
 
     @classmethod
     def from_json(cls, spec):
@@ -154,12 +172,20 @@ def extract(spec, contents, *, name=None):
     [width]; ragged, a RaggedTensor contents.shape + [None] (a rank-0 input
     gives a 1-D tensor); sparse, a tf.SparseTensor contents.shape + [width].
     """
-    spec = FeatureSpec.from_json(spec)
+    return extract_spec(spec, contents, name)
+
+
+def extract_spec(spec, contents, name=None):
+    """extract() without its AutoGraph wrapper, for the wrappers (already
+    wrapped) to call: a wrapper layer costs ~15 us a call."""
+    if not isinstance(spec, FeatureSpec):
+        spec = FeatureSpec.from_json(spec)
     contents, source = documents(contents)
-    out = spec.output
-    attrs = dict(input=contents, spec=spec.to_json(), **source)
+    out = spec._dict["output"]
+    attrs = dict(input=contents, spec=spec._json, **source)
     if out["kind"] == "dense":
-        return ops.Rustfx_DenseRows(Tout=out["dtype"], name=name, **attrs)
+        # A DType, not its name: the op's eager fast path takes only that.
+        return ops.Rustfx_DenseRows(Tout=tf.as_dtype(out["dtype"]), name=name, **attrs)
     with tf.name_scope(name or spec.extractor):
         if out["kind"] == "ragged":
             op = ops.Rustfx_RaggedStrings if out["dtype"] == "string" else ops.Rustfx_RaggedIds

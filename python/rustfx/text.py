@@ -1,7 +1,8 @@
 """Hashed n-grams: TensorFlow / Keras and scikit-learn parity."""
 
 from rustfx._common import no_autograph
-from rustfx.spec import FeatureSpec, extract
+from rustfx.spec import FeatureSpec
+from rustfx.spec import extract_spec as extract
 
 __all__ = ["hashed_ngrams"]
 
