@@ -203,6 +203,9 @@ def small_model():
     return model
 
 
+# model.save converts TF variables with np.array(), which numpy 2 warns
+# about inside Keras/TF (not rustfx).
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
 def test_keras_config_is_the_spec_and_another_version_is_refused(tmp_path):
     model = small_model()
     layer = model.layers[1]
