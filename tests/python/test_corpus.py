@@ -232,6 +232,60 @@ def test_extract_dataset_composes_with_ray_data(corpus_list, local_ray):
         assert np.asarray(row["byte_histogram"]).shape == (256,)
 
 
+def test_a_shard_is_read_in_bounded_batches(corpus_list):
+    """The structural bound: iter_tables reads read_batch_bytes // max_bytes
+    files at a time (at least 1, at most MAX_READ_BATCH_FILES), whatever the
+    shard's length, and its rows are extract_table's."""
+    assert corpus.read_batch_files(64 << 20) == 4  # the defaults: 256 MiB / 64 MiB
+    assert corpus.read_batch_files(2**27, 2**27) == 1
+    assert corpus.read_batch_files(2**30, 2**27) == 1  # max_bytes above the budget
+    assert corpus.read_batch_files(1, 2**30) == corpus.MAX_READ_BATCH_FILES
+    _, paths = corpus_list
+    some = paths[:10]
+    tables = list(corpus.iter_tables(some, "ember2018-bytes", max_bytes=1 << 20,
+                                     read_batch_bytes=3 << 20))
+    assert [t.num_rows for t in tables] == [3, 3, 3, 1]
+    whole = corpus.extract_table(some, "ember2018-bytes", max_bytes=1 << 20,
+                                 read_batch_bytes=1 << 30)
+    import pyarrow as pa
+    assert pa.concat_tables(tables).to_pylist() == whole.to_pylist()
+
+
+def test_worker_memory_is_one_read_batch_not_a_shard(corpus_list, local_ray, tmp_path):
+    """Peak RSS of the Ray actor writing one shard of six 100 MB (sparse)
+    files and a few real PE files, --max-bytes 2**27 and --read-batch-bytes
+    2**27 (read batches of one file): its growth past its baseline (TF and
+    rustfx loaded, warmed up) stays under twice the batch bound, 256 MiB.
+    One file's contents (95 MiB) are held once, as the read_files tensor
+    (the hash and every extractor read it in place); the rest is the
+    extractors' and Parquet's working memory (~10 MiB here). Reading the
+    shard at once would hold the six files (572 MiB) and more: this bound
+    fails for an O(shard) worker. Measured growth: docs/corpus.md."""
+    big = tmp_path / "big"
+    big.mkdir()
+    for i in range(6):
+        with open(big / f"sparse-{i}.bin", "wb") as f:
+            f.truncate(100_000_000)
+    real = [p for p in corpus_list[1] if "/golden/pe/" in p][:4]
+    listing = tmp_path / "paths.txt"
+    listing.write_text("".join(p + "\n" for p in sorted(real + [str(p) for p in big.iterdir()])))
+    out = str(tmp_path / "out")
+    batch_bound = 2**27
+    summary = corpus.run("ember2024", str(listing), out, shard_size=10, workers=1,
+                         max_bytes=2**27, read_batch_bytes=2**27)
+    assert summary["files"] == 10 and summary["errors"] == 0
+    assert summary["bytes"] >= 6 * 100_000_000
+    growth = summary["worker_rss_growth"]
+    print(f"worker peak RSS {summary['worker_rss'] / 2**20:.0f} MiB, "
+          f"growth {growth / 2**20:.0f} MiB")
+    assert 0 < growth < 2 * batch_bound, (
+        f"a worker's peak RSS grew by {growth / 2**20:.0f} MiB for read batches of one "
+        f"128 MiB-bounded file")
+    rows = corpus.read_parquet(out).to_pylist()
+    zeros = hashlib.sha256(b"\0" * 100_000_000).hexdigest()
+    assert sum(r["sha256"] == zeros for r in rows) == 6
+
+
 def test_hostile_inputs_are_error_rows(local_ray, tmp_path):
     root = tmp_path / "h"
     root.mkdir()
@@ -398,3 +452,4 @@ def test_two_node_cluster_loses_a_node(corpus_list, tmp_path):
                 pass
             node.wait()
         shutil.rmtree(temp_dir, ignore_errors=True)
+
