@@ -453,3 +453,24 @@ def test_two_node_cluster_loses_a_node(corpus_list, tmp_path):
             node.wait()
         shutil.rmtree(temp_dir, ignore_errors=True)
 
+
+def test_ember_lightgbm_example_trains_and_evaluates(tmp_path):
+    """python/demo/train_ember_lightgbm.py, small: it vectorises ~60 files
+    with `python -m rustfx.extract --spec ember2024` (Ray, in its own
+    process), trains LightGBM from the Parquet rows and writes a model and
+    its held-out metrics."""
+    pytest.importorskip("lightgbm", reason="LightGBM is not installed (pip install lightgbm)")
+    pytest.importorskip("sklearn", reason="scikit-learn is not installed")
+    out = tmp_path / "lgbm"
+    script = os.path.join(ROOT, "python", "demo", "train_ember_lightgbm.py")
+    proc = subprocess.run([PYTHON, script, "--output", str(out), "--limit", "60",
+                           "--workers", "2", "--rounds", "20"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert "held-out ROC AUC" in proc.stdout
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert 0.0 <= metrics["roc_auc"] <= 1.0 and 0.0 <= metrics["accuracy"] <= 1.0
+    assert metrics["train"] > 0 and metrics["test"] > 0
+    model = (out / "model.txt").read_text()
+    assert model.startswith("tree") and "feature_names=" in model
+    assert len(corpus.read_parquet(str(out / "vectors"), "ember2024")) == 60
