@@ -403,8 +403,9 @@ class _ExtractRows(_Worker):
         self.column = column
 
     def __call__(self, batch):
-        import pyarrow as pa
-        return pa.concat_tables(self.tables(list(batch[self.column])))
+        return extract_table(list(batch[self.column]), self.feature_set,
+                             max_bytes=self.max_bytes, on_error=self.on_error,
+                             read_batch_bytes=self.read_batch_bytes)
 
 
 def extract_dataset(paths, feature_set, *, column="path", max_bytes=None, on_error="record",
