@@ -17,9 +17,9 @@ Each row: path, size (bytes read, at most max_bytes), sha256 (hex, in
 Rust, of those bytes), status (a tf.errors code, 0 = OK), message, then
 one column per feature (see FeatureSet). Files are read by rustfx on the
 worker (read_files; remote URIs through pyarrow's filesystems), never
-through Ray's object store, read_batch_files(max_bytes, read_batch_bytes)
-at a time, and each shard is streamed to its file: a worker holds one read
-batch of contents, never a shard's.
+through Ray's object store, in read batches of at most read_batch_bytes
+(read_batches), and each shard is streamed to its file: a worker holds one
+read batch of contents, never a shard's.
 """
 
 import argparse
@@ -38,9 +38,9 @@ FORMAT_VERSION = 1
 METADATA_KEY = b"rustfx.feature_set"
 SPEC_FILE = "spec.json"
 DEFAULT_SHARD_SIZE = 1000
-#: A worker reads a shard's files DEFAULT_READ_BATCH_BYTES // max_bytes at a
-#: time (at least 1, at most MAX_READ_BATCH_FILES): with the default
-#: max_bytes (64 MiB), 4 files, so at most 256 MiB of contents per worker.
+#: A worker reads a shard's files in read batches of at most
+#: DEFAULT_READ_BATCH_BYTES of expected contents and MAX_READ_BATCH_FILES
+#: files (read_batches).
 DEFAULT_READ_BATCH_BYTES = 256 << 20
 MAX_READ_BATCH_FILES = 256
 #: Rows buffered before a Parquet row group is written.
@@ -242,31 +242,50 @@ def _read_uri(uris, max_bytes):
     return contents, np.array(codes, np.int32), messages
 
 
-def read_batch_files(max_bytes, read_batch_bytes=None):
-    """How many files one read batch holds: read_batch_bytes // max_bytes,
-    at least 1 and at most MAX_READ_BATCH_FILES. A worker holds the
-    contents of one read batch at a time, so its contents in memory are at
-    most read_batch_files(...) * max_bytes whatever the files' sizes (a
-    bound by the parameters, never by what a file claims)."""
-    read_batch_bytes = DEFAULT_READ_BATCH_BYTES if read_batch_bytes is None else read_batch_bytes
-    return int(min(MAX_READ_BATCH_FILES, max(1, read_batch_bytes // max(1, max_bytes))))
+def read_batches(paths, max_bytes, read_batch_bytes=None):
+    """Cuts `paths` into read batches, in order. A file is expected to give
+    min(its size, max_bytes) bytes (max_bytes if it is not a local regular
+    file: a URI, a device, a /proc file, a path that stat cannot see); a
+    batch holds at most MAX_READ_BATCH_FILES files whose expected bytes add
+    up to at most read_batch_bytes (or one file). So a worker, which holds
+    one batch of contents at a time, holds at most read_batch_bytes of
+    them, and never more than MAX_READ_BATCH_FILES * max_bytes even if
+    files grow between this stat and their read (read_files never reads
+    more than max_bytes of a file)."""
+    import stat
+    budget = DEFAULT_READ_BATCH_BYTES if read_batch_bytes is None else read_batch_bytes
+    batch, held = [], 0
+    for path in paths:
+        expected = max_bytes
+        if "://" not in path:
+            try:
+                info = os.stat(path)
+                if stat.S_ISREG(info.st_mode):
+                    expected = min(info.st_size, max_bytes)
+            except (OSError, ValueError):
+                pass
+        if batch and (held + expected > budget or len(batch) == MAX_READ_BATCH_FILES):
+            yield batch
+            batch, held = [], 0
+        batch.append(path)
+        held += expected
+    if batch:
+        yield batch
 
 
 def iter_tables(paths, feature_set, *, max_bytes=None, on_error="record",
                 read_batch_bytes=None):
     """The rows of `paths` (extract_table's), as one pyarrow.Table per read
-    batch of read_batch_files(max_bytes, read_batch_bytes) files, in order:
-    each batch is read, hashed and extracted, and its contents freed before
-    the next one is read."""
+    batch (read_batches), in order: each batch is read, hashed and
+    extracted, and its contents freed before the next one is read."""
     import rustfx
     feature_set = FeatureSet.load(feature_set)
     max_bytes = rustfx.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     if on_error not in ("record", "raise"):
         raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
     paths = [p.decode() if isinstance(p, bytes) else str(p) for p in paths]
-    step = read_batch_files(max_bytes, read_batch_bytes)
-    for start in range(0, len(paths), step):
-        yield _extract_batch(paths[start:start + step], feature_set, max_bytes, on_error)
+    for batch in read_batches(paths, max_bytes, read_batch_bytes):
+        yield _extract_batch(batch, feature_set, max_bytes, on_error)
 
 
 def extract_table(paths, feature_set, *, max_bytes=None, on_error="record",
@@ -275,10 +294,9 @@ def extract_table(paths, feature_set, *, max_bytes=None, on_error="record",
     each file read once by rustfx (read_files, or pyarrow for URIs), hashed
     and given to every extractor of the feature set. on_error="record"
     makes an unreadable file a row with its status and message (features
-    null); "raise" fails on the first one. Files are read
-    read_batch_files(max_bytes, read_batch_bytes) at a time (iter_tables),
-    so the contents held are bounded whatever len(paths) is; the rows
-    returned are all of them."""
+    null); "raise" fails on the first one. Files are read in read batches
+    (read_batches, iter_tables), so the contents held are bounded whatever
+    len(paths) is; the rows returned are all of them."""
     import pyarrow as pa
     feature_set = FeatureSet.load(feature_set)
     tables = list(iter_tables(paths, feature_set, max_bytes=max_bytes, on_error=on_error,
@@ -413,8 +431,8 @@ def extract_dataset(paths, feature_set, *, column="path", max_bytes=None, on_err
     """A Ray Dataset of feature rows (FeatureSet.arrow_schema()) of a Ray
     Dataset whose `column` holds file paths (or URIs): a class-based
     map_batches, so TF and rustfx load once per actor and each worker reads
-    its files itself, read_batch_files(max_bytes, read_batch_bytes) at a
-    time. `concurrency`: actors (default: the cluster's CPUs)."""
+    its files itself, one read batch (read_batches) at a time.
+    `concurrency`: actors (default: the cluster's CPUs)."""
     import ray
     feature_set = FeatureSet.load(feature_set)
     if concurrency is None:
@@ -680,8 +698,8 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
         f"{summary['files'] / seconds:.0f} files/s; {summary['shards_done']} shards written, "
         f"{summary['shards_skipped']} skipped (committed before); worker peak RSS "
         f"{summary['worker_rss'] / 2**20:.0f} MiB ({summary['worker_rss_growth'] / 2**20:.0f} MiB "
-        f"above its baseline, read batches of {read_batch_files(max_bytes, read_batch_bytes)} "
-        f"files); output: {output}")
+        f"above its baseline, read batches of at most "
+        f"{(read_batch_bytes or DEFAULT_READ_BATCH_BYTES) / 2**20:.0f} MiB); output: {output}")
     return summary
 
 
@@ -777,10 +795,10 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=None,
                         help="actors (default: the cluster's CPUs)")
     parser.add_argument("--read-batch-bytes", type=int, default=DEFAULT_READ_BATCH_BYTES,
-                        help="a worker reads READ_BATCH_BYTES // MAX_BYTES files at a time "
-                             f"(at least 1, at most {MAX_READ_BATCH_FILES}), so it holds at "
-                             "most max(READ_BATCH_BYTES, MAX_BYTES) bytes of contents "
-                             f"(default {DEFAULT_READ_BATCH_BYTES >> 20} MiB)")
+                        help="a worker reads files in batches of at most this many bytes "
+                             f"(by their sizes, each at most MAX_BYTES) and {MAX_READ_BATCH_FILES} "
+                             "files, so it holds at most max(READ_BATCH_BYTES, MAX_BYTES) bytes "
+                             f"of contents (default {DEFAULT_READ_BATCH_BYTES >> 20} MiB)")
     args = parser.parse_args(argv)
     if args.shard_size < 1:
         parser.error("--shard-size must be at least 1")

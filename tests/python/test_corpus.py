@@ -232,20 +232,35 @@ def test_extract_dataset_composes_with_ray_data(corpus_list, local_ray):
         assert np.asarray(row["byte_histogram"]).shape == (256,)
 
 
-def test_a_shard_is_read_in_bounded_batches(corpus_list):
-    """The structural bound: iter_tables reads read_batch_bytes // max_bytes
-    files at a time (at least 1, at most MAX_READ_BATCH_FILES), whatever the
-    shard's length, and its rows are extract_table's."""
-    assert corpus.read_batch_files(64 << 20) == 4  # the defaults: 256 MiB / 64 MiB
-    assert corpus.read_batch_files(2**27, 2**27) == 1
-    assert corpus.read_batch_files(2**30, 2**27) == 1  # max_bytes above the budget
-    assert corpus.read_batch_files(1, 2**30) == corpus.MAX_READ_BATCH_FILES
-    _, paths = corpus_list
-    some = paths[:10]
-    tables = list(corpus.iter_tables(some, "ember2018-bytes", max_bytes=1 << 20,
-                                     read_batch_bytes=3 << 20))
-    assert [t.num_rows for t in tables] == [3, 3, 3, 1]
-    whole = corpus.extract_table(some, "ember2018-bytes", max_bytes=1 << 20,
+def test_a_shard_is_read_in_bounded_batches(tmp_path):
+    """The structural bound: read_batches cuts a shard, in order, into
+    batches whose expected bytes (min(size, max_bytes); max_bytes for what
+    is not a regular file) add up to at most read_batch_bytes, or a single
+    file, of at most MAX_READ_BATCH_FILES files, closing a batch only when
+    the next file would not fit; iter_tables extracts one batch at a time
+    and its rows are extract_table's."""
+    sizes = [100, 3000, 5000, 1, 0, 8000, 2500, 2500, 9000, 10]
+    paths = []
+    for i, size in enumerate(sizes):
+        (tmp_path / f"{i:02d}").write_bytes(b"x" * size)
+        paths.append(str(tmp_path / f"{i:02d}"))
+    paths += [os.devnull, str(tmp_path / "missing")]
+    max_bytes, budget = 4096, 6000
+    expected = dict(zip(paths, [min(n, max_bytes) for n in sizes] + [max_bytes] * 2))
+    batches = list(corpus.read_batches(paths, max_bytes, budget))
+    assert [p for b in batches for p in b] == paths
+    for batch, following in zip(batches, batches[1:] + [None]):
+        held = sum(expected[p] for p in batch)
+        assert len(batch) == 1 or held <= budget, batch
+        if following:
+            assert held + expected[following[0]] > budget, (batch, following)
+    empty = str(tmp_path / "04")
+    assert [len(b) for b in corpus.read_batches([empty] * 300, max_bytes)] == [
+        corpus.MAX_READ_BATCH_FILES, 300 - corpus.MAX_READ_BATCH_FILES]
+    tables = list(corpus.iter_tables(paths, "ember2018-bytes", max_bytes=max_bytes,
+                                     read_batch_bytes=budget))
+    assert [t.num_rows for t in tables] == [len(b) for b in batches]
+    whole = corpus.extract_table(paths, "ember2018-bytes", max_bytes=max_bytes,
                                  read_batch_bytes=1 << 30)
     import pyarrow as pa
     assert pa.concat_tables(tables).to_pylist() == whole.to_pylist()
