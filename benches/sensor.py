@@ -3,7 +3,7 @@ files and the same model: cold start, peak RSS, binary size and links,
 files/s on one thread (docs/sensor.md has the table).
 
     make bench-sensor              # builds everything, then runs this
-    .venv/bin/python benches/sensor.py [--files 2000] [--runs 5]
+    .venv/bin/python benches/sensor.py [--files 2000] [--runs 5] [--repeat 5]
 
 The model is the one `make demo` exports, twice: target/demo-model (the
 SavedModel, for rustfx-predict and Python) and target/demo-sensor (for
@@ -12,11 +12,11 @@ rustfx-sensor); run `make demo` first. Every program runs pinned to one CPU
 
 - cold start: wall time of a whole process that loads the model and scores
   one file (median of --runs);
-- peak RSS: the maximum resident set of that process (wait4's ru_maxrss);
-  for files/s runs too;
+- peak RSS: the maximum resident set of that process (GNU time's %M), for
+  one file and for the files/s run;
 - binary: the program stripped (`strip -o`), and what `ldd` lists;
-- files/s: (N - 1) / (wall(N files) - wall(1 file)), page cache warm, so
-  start-up is left out; batches of 32.
+- files/s: (N - 1) / (wall(N files) - wall(1 file)), N = --files times
+  --repeat, page cache warm, so start-up is left out; batches of 32.
 """
 
 import argparse
@@ -41,9 +41,10 @@ PIN = ["taskset", "-c", "0"] if shutil.which("taskset") else []
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 PYTHON_SCORER = """
-import sys, tensorflow as tf, rustfx
+import sys, tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(1)
 tf.config.threading.set_inter_op_parallelism_threads(1)
+import rustfx
 model = tf.saved_model.load(sys.argv[1])
 paths = sys.argv[2:]
 for i in range(0, len(paths), 32):
@@ -62,17 +63,17 @@ def commands():
 
 
 def run(command, files):
-    """(wall seconds, peak RSS in MB) of one process."""
-    start = time.perf_counter()
-    process = subprocess.Popen([*command, *files], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, env=ENV)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    stderr = process.stderr.read().decode()
-    process.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{command[len(PIN)]} failed: {stderr[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    """(wall seconds, peak RSS in MB) of one process. The peak comes from
+    GNU time (its %M), whose child starts from a small process: a child
+    forked from this one (TF imported) would count this process's pages."""
+    with tempfile.NamedTemporaryFile("r") as rss:
+        start = time.perf_counter()
+        out = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name, *command, *files],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+        wall = time.perf_counter() - start
+        if out.returncode != 0:
+            sys.exit(f"{command[len(PIN)]} failed: {out.stderr.decode()[-2000:]}")
+        return wall, int(rss.read().split()[-1]) / 1024
 
 
 def median(values):
@@ -96,6 +97,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="the files/s run scores the file list this many times, so "
+                             "scoring outweighs start-up")
     args = parser.parse_args()
     for path, make in [(SENSOR, "make sensor"), (PREDICT, "make predict"),
                        (SAVED, "make demo"), (SENSOR_DIR, "make demo")]:
@@ -109,13 +113,15 @@ def main():
         with open(p, "rb") as f:
             f.read(MAX_BYTES)
     print(f"{datetime.date.today()}, {os.cpu_count()} CPUs, pinned to one "
-          f"({' '.join(PIN) or 'no taskset'}); {len(paths)} files, {total / 1e6:.1f} MB read "
+          f"({' '.join(PIN) or 'no taskset'}); {len(paths)} files x {args.repeat}, "
+          f"{total / 1e6:.1f} MB read per pass "
           f"(at most {MAX_BYTES // 1024} KiB each); model: `make demo`'s language classifier")
     rows = []
     for name, command in commands().items():
         cold = [run(command, paths[:1]) for _ in range(args.runs)]
-        wall, rss = run(command, paths)
-        files_per_second = (len(paths) - 1) / max(wall - median(c[0] for c in cold), 1e-9)
+        many = paths * args.repeat
+        wall, rss = run(command, many)
+        files_per_second = (len(many) - 1) / (wall - median(c[0] for c in cold))
         rows.append((name, median(c[0] for c in cold), max(c[1] for c in cold), rss,
                      files_per_second))
     sizes = {"rustfx-sensor": binary(SENSOR), "rustfx-predict": binary(PREDICT)}
