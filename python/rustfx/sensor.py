@@ -231,6 +231,7 @@ def _export_onnx(head, path, model, onnx_inputs):
     variance=...)) into graph inputs: those become initializers again."""
     import onnx
 
+    _register_handlers()
     log = _Log()
     logger = logging.getLogger("tf2onnx")
     logger.addHandler(log)
@@ -284,3 +285,41 @@ def _inline_constants(head, proto, extra, model):
         proto.graph.initializer.append(numpy_helper.from_array(np.asarray(value),
                                                                 graph_input.name))
         proto.graph.input.remove(graph_input)
+
+
+_HANDLERS = []
+
+
+def _register_handlers():
+    """tf2onnx handlers for TF ops it lacks and Keras models use: `Log1p`
+    (`log1p` of counts, as in the demo and the EMBER example), converted to
+    Goldberg's log(u) * x / (u - 1), u = 1 + x, accurate to a few ulps
+    (plain Log(1 + x) loses the low bits of small x, which a Normalization
+    after it amplifies). Registered once."""
+    if _HANDLERS:
+        return
+    from tf2onnx import utils
+    from tf2onnx.handler import tf_op
+
+    @tf_op("Log1p")
+    class Log1p:
+        @classmethod
+        def version_1(cls, ctx, node, **kwargs):
+            dtype = utils.map_onnx_to_numpy_type(ctx.get_dtype(node.output[0]))
+            one = utils.make_name(f"{node.name}_one")
+            ctx.make_const(one, np.array(1, dtype=dtype))
+            zero = utils.make_name(f"{node.name}_zero")
+            ctx.make_const(zero, np.array(0, dtype=dtype))
+            x, shapes, dtypes = node.input[0], node.output_shapes, node.output_dtypes
+            ctx.remove_node(node.name)
+            # log1p(x) = log(u) * x / (u - 1) with u = 1 + x, and x where
+            # u == 1: the rounding of 1 + x cancels out (Goldberg's trick).
+            u = ctx.make_node("Add", [x, one]).output[0]
+            u_minus_one = ctx.make_node("Sub", [u, one]).output[0]
+            ratio = ctx.make_node("Div", [x, u_minus_one]).output[0]
+            log = ctx.make_node("Mul", [ctx.make_node("Log", [u]).output[0], ratio]).output[0]
+            exact = ctx.make_node("Equal", [u_minus_one, zero]).output[0]
+            ctx.make_node("Where", [exact, x, log], outputs=[node.output[0]],
+                          shapes=shapes, dtypes=dtypes)
+
+    _HANDLERS.append(Log1p)

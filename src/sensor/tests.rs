@@ -93,6 +93,9 @@ fn ragged_and_sparse_outputs_cannot_feed_onnx() {
     }
 }
 
+/// An edit of a valid manifest.
+type Edit = Box<dyn Fn(&mut Value)>;
+
 #[test]
 fn bad_files_say_what_is_wrong() {
     let text = manifest().to_string();
@@ -100,7 +103,7 @@ fn bad_files_say_what_is_wrong() {
         let message = Features::from_json(&text[..cut]).unwrap_err().to_string();
         assert!(message.starts_with("it is not JSON"), "{cut}: {message}");
     }
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|m| m["format"] = json!("onnx")),
             "\"format\" must be \"rustfx-sensor\"",
