@@ -17,7 +17,6 @@ values, bit for bit) and tract runs the network. docs/sensor.md has the
 details and the footprint.
 
     model = keras.Model(inputs, outputs)    # rustfx layers on `inputs`
-    model(tf.constant([b"..."]))            # Keras exports called models only
     rustfx.sensor.export(model, "target/my-sensor")
 
 A model that cannot be split raises `ExportError`, naming the layer: a
