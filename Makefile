@@ -5,7 +5,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
 
-.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline bench-corpus serving-lib serving-host fuzz clean predict test-predict pe-corpus wheel
+.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline bench-corpus bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel
 
 all: build
 
@@ -62,6 +62,16 @@ predict: setup
 test-predict: predict
 	$(PREDICT_ENV) cargo test --release --features predict --lib --bin rustfx-predict
 
+# rustfx-sensor (docs/sensor.md): a model exported by rustfx.sensor.export,
+# run in pure Rust (the core's FX, then tract on model.onnx); no TF, no C++.
+# One release build of tract, shared by the program and its unit tests.
+sensor:
+	cargo build --release --features sensor --bin rustfx-sensor
+	cargo test --release --features sensor --bin rustfx-sensor --no-run
+
+test-sensor: sensor
+	cargo test --release --features sensor --bin rustfx-sensor
+
 # The PE test corpus (tests/pe/README.md): installs the mingw-w64 cross
 # compilers if missing (Debian, needs root) and checks that the scripts
 # rebuild the committed files byte for byte (`make test` runs the same
@@ -79,10 +89,10 @@ demo: build
 test-rust:
 	cargo test --release
 
-test-python: build predict
+test-python: build predict sensor
 	$(VPY) -m pytest tests/python -q
 
-test: test-rust test-predict test-python
+test: test-rust test-predict test-sensor test-python
 
 lint:
 	cargo fmt --check
@@ -90,6 +100,7 @@ lint:
 	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
 	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo clippy --release --features tensorflow -- -D warnings
 	$(PREDICT_ENV) cargo clippy --release --features predict --lib --bin rustfx-predict --tests -- -D warnings
+	cargo clippy --release --features sensor --lib --bin rustfx-sensor --tests -- -D warnings
 
 # Benchmarks, not part of `make test` (docs/performance.md).
 bench: build
@@ -113,6 +124,10 @@ wheel: setup
 	CARGO_TARGET_DIR="$(CURDIR)/target/wheel" $(VPY) -m pip wheel --no-build-isolation --no-deps -q . -w dist/raw
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair \
 	  --exclude libtensorflow_framework.so.2 -w dist dist/raw/rustfx-*.whl
+
+# rustfx-sensor against rustfx-predict and Keras: footprint and speed (docs/sensor.md).
+bench-sensor: build predict sensor
+	$(VPY) benches/sensor.py
 
 # Coverage-guided fuzzing, every target for FUZZ_SECONDS each (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 60

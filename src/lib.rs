@@ -25,7 +25,11 @@ pub mod printable_strings;
 pub mod read;
 pub mod registry;
 pub mod sha256;
+// Sensor models (features.json + model.onnx); `sensor::Model` runs them with
+// tract, only with the `sensor` feature.
+pub mod sensor;
 pub mod spec;
+pub mod text_output;
 // TensorFlow's C API for `rustfx-predict`, only with the `predict` feature.
 // Its `unsafe` code is in `tf_c_api::ffi`, which alone allows it (each
 // block with a SAFETY comment); the rest of the crate still denies it.

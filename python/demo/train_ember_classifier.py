@@ -18,6 +18,7 @@ import argparse
 import glob
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -84,6 +85,9 @@ def main():
     parser.add_argument("--per-kind", type=int, default=150)
     parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sensor-dir", default=None,
+                        help="also export the model for rustfx-sensor there (and check it "
+                             "agrees, if target/release/rustfx-sensor is built)")
     args = parser.parse_args()
     keras.utils.set_random_seed(args.seed)
 
@@ -130,7 +134,30 @@ def main():
     np.testing.assert_allclose(got, want, rtol=1e-6)
     print(f"exported with its feature extraction; the reloaded model agrees on "
           f"{len(sample)} files")
+    if args.sensor_dir:
+        export_for_sensor(model, args.sensor_dir, [p for p, _ in held_out[:16]], want)
     return accuracy
+
+
+def export_for_sensor(model, sensor_dir, paths, want):
+    """The model for rustfx-sensor (features.json + model.onnx); if the
+    program is built, checks it gives Keras's outputs within 1e-5 and the
+    same winners."""
+    rustfx.sensor.export(model, sensor_dir)
+    sensor = os.path.join(ROOT, "target", "release", "rustfx-sensor")
+    if not os.path.exists(sensor):
+        print(f"exported for rustfx-sensor: {sensor_dir} (`make sensor` builds the program)")
+        return
+    out = subprocess.run([sensor, "--model", sensor_dir, "--max-bytes", str(MAX_BYTES), *paths],
+                         capture_output=True, text=True, check=True)
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert [r[0] for r in rows] == paths, out.stdout[:500]
+    for (path, text), probs in zip(rows, want):
+        got = np.array(text.removeprefix("output_0=").split(" "), dtype=np.float32)
+        assert np.argmax(got) == np.argmax(probs), path
+        np.testing.assert_allclose(got, probs, rtol=0, atol=1e-5)
+    print(f"exported for rustfx-sensor: {sensor_dir}; rustfx-sensor agrees on {len(paths)} "
+          "files (same winners, within 1e-5)")
 
 
 if __name__ == "__main__":

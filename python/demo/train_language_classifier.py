@@ -29,6 +29,7 @@ import tensorflow as tf  # noqa: E402
 
 import rustfx  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROOTS = ["/usr", sys.prefix, sys.base_prefix]
 LANGUAGES = {
     "Python": (".py",),
@@ -154,10 +155,11 @@ def end_to_end(model, feature_set):
     return keras.Model(inputs, model(x))
 
 
-def export_and_check(model, feature_set, val_paths, export_dir):
+def export_and_check(model, feature_set, val_paths, export_dir, sensor_dir):
     """Exports the end-to-end model as a SavedModel (serving signature: a
     batch of raw bytes), then classifies validation files from it with
-    classify.py in a new process and checks it agrees with this one."""
+    classify.py in a new process and checks it agrees with this one; then
+    exports it for rustfx-sensor (pure Rust, no TF) and checks that too."""
     served = end_to_end(model, feature_set)
     served.export(export_dir, verbose=False)
     with open(os.path.join(export_dir, "labels.txt"), "w") as f:
@@ -175,6 +177,31 @@ def export_and_check(model, feature_set, val_paths, export_dir):
     print(f"SavedModel with rustfx FX embedded: {export_dir}\n"
           f"classify.py in a new process agrees on {len(sample)} files; try:\n"
           f"  .venv/bin/python python/demo/classify.py {export_dir} FILE...")
+    export_for_sensor(served, sensor_dir, sample, here)
+
+
+def export_for_sensor(served, sensor_dir, sample, here):
+    """The same model for rustfx-sensor (features.json + model.onnx): if the
+    program is built (`make sensor`), checks it gives the same winners and
+    probabilities within 1e-5 of Keras's on the sample."""
+    rustfx.sensor.export(served, sensor_dir)
+    with open(os.path.join(sensor_dir, "labels.txt"), "w") as f:
+        f.write("\n".join(LANGUAGES) + "\n")
+    sensor = os.path.join(ROOT, "target", "release", "rustfx-sensor")
+    if not os.path.exists(sensor):
+        print(f"exported for rustfx-sensor: {sensor_dir} (`make sensor` builds the program)")
+        return
+    out = subprocess.run([sensor, "--model", sensor_dir, "--max-bytes", str(MAX_BYTES), *sample],
+                         capture_output=True, text=True, check=True)
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert [r[0] for r in rows] == sample, out.stdout[:500]
+    for (path, probs_text), probs in zip(rows, here):
+        got = np.array(probs_text.removeprefix("output_0=").split(" "), dtype=np.float32)
+        assert np.argmax(got) == np.argmax(probs), path
+        np.testing.assert_allclose(got, probs, rtol=0, atol=1e-5)
+    print(f"exported for rustfx-sensor (pure Rust, no TF): {sensor_dir}\n"
+          f"rustfx-sensor agrees on {len(sample)} files (same winners, within 1e-5); try:\n"
+          f"  target/release/rustfx-sensor --model {sensor_dir} --max-bytes {MAX_BYTES} FILE...")
 
 
 def main():
@@ -186,6 +213,8 @@ def main():
                         help="feature sets to compare (default: all)")
     parser.add_argument("--export-dir", default="target/demo-model",
                         help="where the best model is saved, FX included")
+    parser.add_argument("--sensor-dir", default="target/demo-sensor",
+                        help="where the best model is exported for rustfx-sensor")
     args = parser.parse_args()
     feature_sets = args.features or list(FEATURE_SETS)
 
@@ -209,7 +238,8 @@ def main():
     for feature_set, (_, accuracy) in results.items():
         print(f"  {feature_set:<24} {accuracy:.3f}")
     best = max(results, key=lambda k: results[k][1])
-    export_and_check(results[best][0], best, split[1][0], args.export_dir)
+    export_and_check(results[best][0], best, split[1][0], args.export_dir,
+                     args.sensor_dir)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@
 #![deny(unsafe_code)]
 
 use rustfx::read::{check_max_bytes, read_file};
+use rustfx::text_output::{push_values, write_path};
 use rustfx::tf_c_api;
 use rustfx::tf_c_api::signature::signatures;
 use rustfx::tf_c_api::{dtype_name, Endpoint, Library, SavedModel, Tensor, TfError, Values};
@@ -483,33 +484,23 @@ impl<'m> Served<'m> {
     }
 }
 
-/// Appends `values[range]`, space-separated. Floats use Rust's shortest
-/// round-trip form (`0.1`, `-0`, `NaN`, `inf`), which parses back to the
-/// same bits.
+/// Appends `values[range]`, space-separated, as `rustfx-sensor` does
+/// (`rustfx::text_output`): floats in shortest round-trip form; strings
+/// quoted, with `\xNN` escapes.
 fn format_values(values: &Values, range: std::ops::Range<usize>, out: &mut String) {
     use std::fmt::Write as _;
-    macro_rules! join {
-        ($items:expr, $fmt:literal) => {
-            for (i, v) in $items[range].iter().enumerate() {
-                if i > 0 {
-                    out.push(' ');
-                }
-                let _ = write!(out, $fmt, v);
-            }
-        };
-    }
     match values {
-        Values::F32(v) => join!(v, "{}"),
-        Values::F64(v) => join!(v, "{}"),
-        Values::I8(v) => join!(v, "{}"),
-        Values::I16(v) => join!(v, "{}"),
-        Values::I32(v) => join!(v, "{}"),
-        Values::I64(v) => join!(v, "{}"),
-        Values::U8(v) => join!(v, "{}"),
-        Values::U16(v) => join!(v, "{}"),
-        Values::U32(v) => join!(v, "{}"),
-        Values::U64(v) => join!(v, "{}"),
-        Values::Bool(v) => join!(v, "{}"),
+        Values::F32(v) => push_values(&v[range], out),
+        Values::F64(v) => push_values(&v[range], out),
+        Values::I8(v) => push_values(&v[range], out),
+        Values::I16(v) => push_values(&v[range], out),
+        Values::I32(v) => push_values(&v[range], out),
+        Values::I64(v) => push_values(&v[range], out),
+        Values::U8(v) => push_values(&v[range], out),
+        Values::U16(v) => push_values(&v[range], out),
+        Values::U32(v) => push_values(&v[range], out),
+        Values::U64(v) => push_values(&v[range], out),
+        Values::Bool(v) => push_values(&v[range], out),
         Values::Bytes(v) => {
             for (i, s) in v[range].iter().enumerate() {
                 if i > 0 {
@@ -519,21 +510,6 @@ fn format_values(values: &Values, range: std::ops::Range<usize>, out: &mut Strin
             }
         }
     }
-}
-
-/// Writes a path's bytes as they are, except `\`, tab, newline and CR,
-/// escaped so that one file is always one line with the path first.
-fn write_path(out: &mut impl Write, path: &[u8]) -> std::io::Result<()> {
-    for &byte in path {
-        match byte {
-            b'\\' => out.write_all(b"\\\\")?,
-            b'\t' => out.write_all(b"\\t")?,
-            b'\n' => out.write_all(b"\\n")?,
-            b'\r' => out.write_all(b"\\r")?,
-            _ => out.write_all(&[byte])?,
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -615,13 +591,6 @@ mod tests {
 
     fn values_contain_bits(values: &Values, bits: u32) -> bool {
         matches!(values, Values::F32(v) if v.iter().any(|x| x.to_bits() == bits))
-    }
-
-    #[test]
-    fn paths_stay_on_one_line() {
-        let mut out = Vec::new();
-        write_path(&mut out, b"a\tb\nc\\d\re\xff").unwrap();
-        assert_eq!(out, b"a\\tb\\nc\\\\d\\re\xff");
     }
 
     #[test]

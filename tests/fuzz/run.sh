@@ -68,6 +68,17 @@ seed() {
         done
         printf '\x10\x00\xf2' >"$dir/seed-special-proc"
     fi
+    if [ "$1" = sensor_features ]; then
+        # A valid features.json (as rustfx.sensor.export writes it) behind
+        # the length byte, so mutations start from the real layout.
+        printf '\x04%s' '{"format": "rustfx-sensor", "format_version": 1, "model_input": "contents",
+ "features": [{"layer": "ids", "model_input": "contents", "onnx_input": "ids",
+  "spec": {"extractor": "hashed_ngrams", "output_version": 1, "params": {"num_buckets": 64,
+   "output": "sequence", "max_tokens": 8, "tokenizer": "word"}}},
+  {"layer": "bytes", "model_input": "contents", "onnx_input": "bytes",
+   "spec": {"extractor": "byte_histogram"}}],
+ "outputs": [{"key": "output_0", "onnx_output": "Identity:0"}]}' >"$dir/seed-features"
+    fi
     if [ "$1" = pe ] || [ "$1" = authenticode ]; then
         # The PE corpus (tests/golden/pe), up to 64 KiB per file; for
         # authenticode (signed files only) behind the mode byte 0x01, "the

@@ -1,0 +1,308 @@
+//! `features.json`: which rustfx extractors feed which inputs of a sensor
+//! model, and running them.
+//!
+//! `rustfx.sensor.export` writes it beside `model.onnx`:
+//!
+//! ```json
+//! {"format": "rustfx-sensor", "format_version": 1, "model_input": "contents",
+//!  "features": [{"layer": "byte_histogram", "model_input": "contents",
+//!                "onnx_input": "byte_histogram",
+//!                "spec": {"extractor": "byte_histogram", "output_version": 1, ...}}],
+//!  "outputs": [{"key": "output_0", "onnx_output": "Identity:0"}]}
+//! ```
+//!
+//! Each feature is a [`FeatureSpec`] checked by the core's parser, so a spec
+//! of another output version is refused here, naming the extractor, and the
+//! message is prefixed with the feature's place in the file. Only dense
+//! rows can feed an ONNX graph, so a ragged or sparse spec is refused too.
+//! Parsing is total: any text gives a manifest or an `InvalidArgument`
+//! error, never a panic (fuzzed by `tests/fuzz/fuzz_targets/sensor_features.rs`).
+//! This part needs no ONNX runtime and is built without the `sensor`
+//! feature.
+
+use crate::extractor::{DType, Extractor, OutputKind};
+use crate::spec::{self, params::short, FeatureSpec};
+use crate::{Error, Result};
+use serde_json::{Map, Value};
+
+/// The `format` every features.json has.
+pub const FORMAT: &str = "rustfx-sensor";
+/// The layout of features.json this build reads and writes.
+pub const FORMAT_VERSION: u64 = 1;
+/// The longest features.json accepted (a few specs are a few KiB).
+pub const MAX_FEATURES_BYTES: usize = 4 << 20;
+/// At most this many features (ONNX inputs) or outputs.
+pub const MAX_ENTRIES: usize = 256;
+/// The longest name (layer, input, output, key) accepted, in bytes.
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// One extractor feeding one ONNX input.
+#[derive(Debug)]
+pub struct Feature {
+    /// The Keras layer it came from (for messages).
+    pub layer: String,
+    /// The ONNX input it feeds.
+    pub onnx_input: String,
+    /// Its spec, checked against this build.
+    pub spec: FeatureSpec,
+    /// The built extractor (always dense rows).
+    pub extractor: Extractor,
+    /// Values per row.
+    pub width: usize,
+}
+
+/// One output of the model: the key it prints under, the ONNX output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputName {
+    /// What `rustfx-sensor` prints it as (`output_0`, ..., as Keras's
+    /// SavedModel export names them).
+    pub key: String,
+    /// The name of the ONNX graph's output.
+    pub onnx_output: String,
+}
+
+/// A parsed, checked features.json.
+#[derive(Debug)]
+pub struct Features {
+    /// The Keras model's raw-bytes input, which every feature reads.
+    pub model_input: String,
+    /// The features, in the order of the ONNX graph's inputs.
+    pub features: Vec<Feature>,
+    /// The outputs, in the order of the ONNX graph's outputs.
+    pub outputs: Vec<OutputName>,
+}
+
+/// A batch of one feature's rows: `rows * width` values, row after row.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FeatureRows {
+    /// float32 rows.
+    F32(Vec<f32>),
+    /// int32 rows.
+    I32(Vec<i32>),
+    /// int64 rows.
+    I64(Vec<i64>),
+}
+
+impl Features {
+    /// Parses and checks the text of a features.json. Messages say what is
+    /// wrong and where, not which file (the caller adds that).
+    pub fn from_json(text: &str) -> Result<Self> {
+        if text.len() > MAX_FEATURES_BYTES {
+            return Err(invalid(format!(
+                "it has {} bytes; at most {MAX_FEATURES_BYTES} are accepted",
+                text.len()
+            )));
+        }
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| invalid(format!("it is not JSON: {e}")))?;
+        let top = object(&value, "the top level")?;
+        check_keys(
+            top,
+            &[
+                "format",
+                "format_version",
+                "model_input",
+                "features",
+                "outputs",
+            ],
+            "the top level",
+        )?;
+        match top.get("format") {
+            Some(Value::String(f)) if f == FORMAT => {}
+            other => {
+                return Err(invalid(format!(
+                    "\"format\" must be \"{FORMAT}\" (a file written by rustfx.sensor.export), \
+                     got {}",
+                    other.map_or("nothing".to_string(), short)
+                )))
+            }
+        }
+        match top.get("format_version").and_then(Value::as_u64) {
+            Some(FORMAT_VERSION) => {}
+            Some(v) => {
+                return Err(invalid(format!(
+                    "it has format_version {v}, but this rustfx reads format_version \
+                     {FORMAT_VERSION}: export the model with this rustfx"
+                )))
+            }
+            None => {
+                return Err(invalid(format!(
+                    "\"format_version\" must be a non-negative integer, got {}",
+                    top.get("format_version")
+                        .map_or("nothing".to_string(), short)
+                )))
+            }
+        }
+        let model_input = name(top, "model_input", "the top level")?;
+        let features = list(top, "features")?
+            .iter()
+            .enumerate()
+            .map(|(i, value)| {
+                let feature = parse_feature(value, &model_input);
+                feature.map_err(|e| invalid(format!("features[{i}]: {}", e.message())))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(dup) = duplicate(features.iter().map(|f| f.onnx_input.as_str())) {
+            return Err(invalid(format!("two features feed the ONNX input '{dup}'")));
+        }
+        let outputs = list(top, "outputs")?
+            .iter()
+            .enumerate()
+            .map(|(i, value)| {
+                let what = format!("outputs[{i}]");
+                let output = object(value, &what)?;
+                check_keys(output, &["key", "onnx_output"], &what)?;
+                Ok(OutputName {
+                    key: name(output, "key", &what)?,
+                    onnx_output: name(output, "onnx_output", &what)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(dup) = duplicate(outputs.iter().map(|o| o.key.as_str())) {
+            return Err(invalid(format!("two outputs have the key '{dup}'")));
+        }
+        Ok(Features {
+            model_input,
+            features,
+            outputs,
+        })
+    }
+
+    /// Every feature's rows for a batch of documents, in feature order.
+    /// Extraction cannot fail: the specs were checked when parsed.
+    pub fn extract(&self, docs: &[&[u8]]) -> Vec<FeatureRows> {
+        self.features
+            .iter()
+            .map(|feature| {
+                let width = feature.width;
+                match &feature.extractor {
+                    Extractor::Float32Rows(e) => FeatureRows::F32(rows(e.as_ref(), docs, width)),
+                    Extractor::Int32Rows(e) => FeatureRows::I32(rows(e.as_ref(), docs, width)),
+                    Extractor::Int64Rows(e) => FeatureRows::I64(rows(e.as_ref(), docs, width)),
+                    // Refused when parsed (`dense_width`); empty rather than a panic.
+                    Extractor::RaggedIds(_)
+                    | Extractor::SparseRows(_)
+                    | Extractor::RaggedStrings(_) => FeatureRows::F32(Vec::new()),
+                }
+            })
+            .collect()
+    }
+}
+
+fn rows<T: Copy + Default + Send>(
+    extractor: &dyn crate::extractor::RowExtractor<Value = T>,
+    docs: &[&[u8]],
+    width: usize,
+) -> Vec<T> {
+    let mut out = vec![T::default(); docs.len() * width];
+    if width > 0 {
+        for (doc, row) in docs.iter().zip(out.chunks_exact_mut(width)) {
+            // Cannot fail: the row has exactly `width` values.
+            let _ = extractor.write_row(doc, row);
+        }
+    }
+    out
+}
+
+fn parse_feature(value: &Value, model_input: &str) -> Result<Feature> {
+    let what = "the feature";
+    let feature = object(value, what)?;
+    check_keys(
+        feature,
+        &["layer", "model_input", "onnx_input", "spec"],
+        what,
+    )?;
+    let layer = name(feature, "layer", what)?;
+    let reads = name(feature, "model_input", what)?;
+    if reads != model_input {
+        return Err(invalid(format!(
+            "layer '{layer}' reads the model input '{reads}', but the sensor feeds file \
+             contents to '{model_input}' only"
+        )));
+    }
+    let onnx_input = name(feature, "onnx_input", what)?;
+    let spec_value = feature
+        .get("spec")
+        .ok_or_else(|| invalid(format!("layer '{layer}' has no \"spec\"")))?;
+    // The core's parser: unknown extractors, bad parameters and another
+    // output version are refused here, with the core's message.
+    let (spec, extractor) =
+        spec::load_value(spec_value).map_err(|e| invalid(format!("layer '{layer}': {e}")))?;
+    let width = dense_width(&spec, &layer)?;
+    Ok(Feature {
+        layer,
+        onnx_input,
+        spec,
+        extractor,
+        width,
+    })
+}
+
+/// The row width of a dense spec; ragged and sparse outputs cannot feed an
+/// ONNX graph.
+fn dense_width(spec: &FeatureSpec, layer: &str) -> Result<usize> {
+    let output = spec.output();
+    match (output.kind, output.dtype, output.width) {
+        (OutputKind::Dense, DType::Float32 | DType::Int32 | DType::Int64, Some(width)) => Ok(width),
+        _ => Err(invalid(format!(
+            "layer '{layer}' ({}) outputs {} {} rows; only dense float32, int32 or int64 \
+             rows can feed the ONNX model",
+            spec.extractor(),
+            output.kind.name(),
+            output.dtype.name()
+        ))),
+    }
+}
+
+fn invalid(message: String) -> Error {
+    Error::invalid_argument(message)
+}
+
+fn object<'a>(value: &'a Value, what: &str) -> Result<&'a Map<String, Value>> {
+    value.as_object().ok_or_else(|| {
+        invalid(format!(
+            "{what} must be a JSON object, got {}",
+            short(value)
+        ))
+    })
+}
+
+fn check_keys(object: &Map<String, Value>, allowed: &[&str], what: &str) -> Result<()> {
+    match object.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(key) => Err(invalid(format!(
+            "{what} has no key \"{}\"; allowed: {}",
+            key.escape_debug(),
+            allowed.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A non-empty string of at most [`MAX_NAME_BYTES`] bytes.
+fn name(object: &Map<String, Value>, key: &str, what: &str) -> Result<String> {
+    match object.get(key) {
+        Some(Value::String(s)) if !s.is_empty() && s.len() <= MAX_NAME_BYTES => Ok(s.clone()),
+        Some(other) => Err(invalid(format!(
+            "{what}'s \"{key}\" must be a string of 1 to {MAX_NAME_BYTES} bytes, got {}",
+            short(other)
+        ))),
+        None => Err(invalid(format!("{what} has no \"{key}\""))),
+    }
+}
+
+/// A non-empty JSON list of at most [`MAX_ENTRIES`] items.
+fn list<'a>(object: &'a Map<String, Value>, key: &str) -> Result<&'a Vec<Value>> {
+    match object.get(key) {
+        Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_ENTRIES => Ok(items),
+        Some(other) => Err(invalid(format!(
+            "\"{key}\" must be a list of 1 to {MAX_ENTRIES} items, got {}",
+            short(other)
+        ))),
+        None => Err(invalid(format!("it has no \"{key}\""))),
+    }
+}
+
+fn duplicate<'a>(names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let mut seen = std::collections::HashSet::new();
+    names.into_iter().find(|name| !seen.insert(*name))
+}

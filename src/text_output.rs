@@ -1,0 +1,56 @@
+//! The text form the command-line programs print (`rustfx-predict`,
+//! `rustfx-sensor`): one line per file, the path first, then `\tKEY=values`
+//! per output (docs/serving.md). Shared so both print exactly the same way.
+
+use std::fmt::{Display, Write as _};
+use std::io::Write;
+
+/// Writes a path's bytes as they are, except `\`, tab, newline and CR,
+/// escaped so that one file is always one line with the path first.
+pub fn write_path(out: &mut impl Write, path: &[u8]) -> std::io::Result<()> {
+    for &byte in path {
+        match byte {
+            b'\\' => out.write_all(b"\\\\")?,
+            b'\t' => out.write_all(b"\\t")?,
+            b'\n' => out.write_all(b"\\n")?,
+            b'\r' => out.write_all(b"\\r")?,
+            _ => out.write_all(&[byte])?,
+        }
+    }
+    Ok(())
+}
+
+/// Appends `values`, space-separated, with `Display`: for floats Rust's
+/// shortest round-trip form (`0.1`, `-0`, `NaN`, `inf`), which parses back
+/// to the same bits.
+pub fn push_values<T: Display>(values: &[T], out: &mut String) {
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let _ = write!(out, "{v}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_exactly() {
+        let values = [0.1f32, -0.0, 1e-45, f32::MAX, f32::NAN, f32::INFINITY];
+        let mut out = String::new();
+        push_values(&values, &mut out);
+        assert_eq!(out, "0.1 -0 0.000000000000000000000000000000000000000000001 340282350000000000000000000000000000000 NaN inf");
+        for (text, want) in out.split(' ').zip(values).take(4) {
+            assert_eq!(text.parse::<f32>().unwrap().to_bits(), want.to_bits());
+        }
+    }
+
+    #[test]
+    fn paths_stay_on_one_line() {
+        let mut out = Vec::new();
+        write_path(&mut out, b"a\tb\nc\\d\re\xff").unwrap();
+        assert_eq!(out, b"a\\tb\\nc\\\\d\\re\xff");
+    }
+}

@@ -1,0 +1,51 @@
+//! Fuzz target `sensor_features`: the features.json of a sensor model
+//! directory (`rustfx::sensor::features`), a file that travels with models
+//! and may be corrupted, truncated or hostile.
+//!
+//! Input: the first byte picks a document length, the rest is the file's
+//! text (lossy UTF-8, so any bytes reach the parser).
+//!
+//! Checks:
+//! - `Features::from_json` never panics; a refusal is `InvalidArgument`;
+//! - an accepted file has at least one feature and one output, unique ONNX
+//!   inputs and output keys, and only dense features;
+//! - extracting a small batch gives each feature exactly `width` values per
+//!   document (features wider than 2^16 values are only parsed).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use rustfx::extractor::OutputKind;
+use rustfx::sensor::features::{FeatureRows, Features};
+use rustfx::ErrorKind;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&len, text)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(text);
+    let features = match Features::from_json(&text) {
+        Ok(features) => features,
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+            return;
+        }
+    };
+    assert!(!features.features.is_empty() && !features.outputs.is_empty());
+    for feature in &features.features {
+        assert_eq!(feature.spec.output().kind, OutputKind::Dense);
+        assert_eq!(feature.spec.output().width, Some(feature.width));
+    }
+    if features.features.iter().any(|f| f.width > 1 << 16) {
+        return;
+    }
+    let doc: Vec<u8> = text.bytes().cycle().take(usize::from(len) * 16).collect();
+    let docs: [&[u8]; 2] = [&doc, b""];
+    for (feature, rows) in features.features.iter().zip(features.extract(&docs)) {
+        let values = match rows {
+            FeatureRows::F32(v) => v.len(),
+            FeatureRows::I32(v) => v.len(),
+            FeatureRows::I64(v) => v.len(),
+        };
+        assert_eq!(values, 2 * feature.width, "{}", feature.layer);
+    }
+});
