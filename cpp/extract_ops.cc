@@ -92,22 +92,22 @@ struct DenseValue;
 template <>
 struct DenseValue<float> {
   static constexpr OutputKind kKind = OutputKind::Float32Rows;
-  static void Write(const Extractor& e, rust::Slice<const uint8_t> doc, rust::Slice<float> row) {
-    e.write_f32_row(doc, row);
+  static void Write(const Extractor& e, const DocumentChunk& docs, rust::Slice<float> rows) {
+    e.write_f32_rows(docs, rows);
   }
 };
 template <>
 struct DenseValue<int32_t> {
   static constexpr OutputKind kKind = OutputKind::Int32Rows;
-  static void Write(const Extractor& e, rust::Slice<const uint8_t> doc, rust::Slice<int32_t> row) {
-    e.write_i32_row(doc, row);
+  static void Write(const Extractor& e, const DocumentChunk& docs, rust::Slice<int32_t> rows) {
+    e.write_i32_rows(docs, rows);
   }
 };
 template <>
 struct DenseValue<int64_t> {
   static constexpr OutputKind kKind = OutputKind::Int64Rows;
-  static void Write(const Extractor& e, rust::Slice<const uint8_t> doc, rust::Slice<int64_t> row) {
-    e.write_i64_row(doc, row);
+  static void Write(const Extractor& e, const DocumentChunk& docs, rust::Slice<int64_t> rows) {
+    e.write_i64_rows(docs, rows);
   }
 };
 
@@ -138,8 +138,8 @@ The fixed-width rows of a FeatureSpec's extractor (float32, int32 or int64,
     void Compute(OpKernelContext* ctx) override {
       const Extractor& e = extractor();
       ComputeRows<T>(ctx, source(), static_cast<int64_t>(e.width()), e.cost_per_byte(),
-                     e.work_bytes_hint(), [&e](rust::Slice<const uint8_t> doc, rust::Slice<T> row) {
-                       DenseValue<T>::Write(e, doc, row);
+                     e.work_bytes_hint(), [&e](const DocumentChunk& docs, rust::Slice<T> rows) {
+                       DenseValue<T>::Write(e, docs, rows);
                      });
     }
   };
@@ -164,23 +164,40 @@ RUSTFX_DENSE_KERNEL(int64_t);
 
 // ---- Ragged rows: values + row_splits over the flattened input -------------
 
-// Row i of `rows` (per-document vectors filled in parallel) copied into
-// output `values_index` as one flat tensor, with row_splits at
-// `values_index + 1`. `copy(i, out_begin)` writes row i from out_begin.
-template <typename T, typename Rows, typename Copy>
-void EmitRagged(OpKernelContext* ctx, const Rows& rows, int values_index, Copy copy) {
-  const int64_t n = static_cast<int64_t>(rows.size());
+// Chunk c's part of a ragged output: `part.row_ends` (one per document of
+// the chunk, cumulative within the part) and its values, copied by
+// `copy(part, out_begin)` into output `values_index` as one flat tensor
+// (of `part.values()` values), with row_splits at `values_index + 1`.
+template <typename T, typename Part, typename Copy>
+void EmitRagged(OpKernelContext* ctx, const DocumentChunks& chunks, const std::vector<Part>& parts,
+                int values_index, Copy copy) {
+  const int64_t n = chunks.count() > 0 ? chunks.end(chunks.count() - 1) : 0;
   Tensor* splits = nullptr;
   OP_REQUIRES_OK(ctx, ctx->allocate_output(values_index + 1, TensorShape({n + 1}), &splits));
-  auto splits_flat = splits->flat<int64_t>();
-  splits_flat(0) = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    splits_flat(i + 1) = splits_flat(i) + static_cast<int64_t>(rows[i].size());
+  int64_t* splits_flat = splits->flat<int64_t>().data();
+  splits_flat[0] = 0;
+  std::vector<int64_t> part_starts(parts.size() + 1, 0);
+  for (int64_t c = 0; c < chunks.count(); ++c) {
+    const Part& part = parts[c];
+    const int64_t rows = chunks.end(c) - chunks.begin(c);
+    const uint64_t* ends = part.row_ends.data();
+    OP_REQUIRES(ctx, static_cast<int64_t>(part.row_ends.size()) == rows &&
+                         (rows == 0 ? part.values() : ends[rows - 1]) == part.values(),
+                absl::InternalError(ctx->op_kernel().type_string() +
+                                    ": a chunk's rows do not match its documents "
+                                    "(a bug in rustfx)"));
+    const int64_t base = part_starts[c];
+    for (int64_t j = 0; j < rows; ++j) {
+      splits_flat[chunks.begin(c) + j + 1] = base + static_cast<int64_t>(ends[j]);
+    }
+    part_starts[c + 1] = base + static_cast<int64_t>(part.values());
   }
   Tensor* values = nullptr;
-  OP_REQUIRES_OK(ctx, ctx->allocate_output(values_index, TensorShape({splits_flat(n)}), &values));
+  OP_REQUIRES_OK(ctx, ctx->allocate_output(values_index, TensorShape({part_starts.back()}),
+                                           &values));
   T* out = values->flat<T>().data();
-  ForEachElement(ctx, n, 1000, [&](int64_t i) { copy(i, out + splits_flat(i)); });
+  ForEachElement(ctx, chunks.count(), 100000,
+                 [&](int64_t c) { copy(parts[c], out + part_starts[c]); });
 }
 
 absl::Status RaggedShape(InferenceContext* c) {
@@ -205,19 +222,27 @@ values[row_splits[i]:row_splits[i+1]].
     return RaggedShape(c);
   }
 
+  // A chunk's ids, end to end, and where each document's end.
+  struct IdRows {
+    rust::Vec<int64_t> ids;
+    rust::Vec<uint64_t> row_ends;
+    size_t values() const { return ids.size(); }
+  };
+
   class Kernel : public ExtractorKernel<RaggedIdsOp> {
    public:
     using ExtractorKernel::ExtractorKernel;
     void Compute(OpKernelContext* ctx) override {
       auto docs = ctx->input(0).flat<tstring>();
       const Extractor& e = extractor();
-      std::vector<rust::Vec<int64_t>> rows(docs.size());
-      OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, source(), docs, e.cost_per_byte(),
-                                          [&](int64_t i, rust::Slice<const uint8_t> doc) {
-                                            e.append_ids(doc, rows[i]);
-                                          }));
-      EmitRagged<int64_t>(ctx, rows, 0, [&](int64_t i, int64_t* out) {
-        if (!rows[i].empty()) std::memcpy(out, rows[i].data(), rows[i].size() * sizeof(int64_t));
+      const DocumentChunks chunks = PlanChunks(ctx, source(), docs, e.cost_per_byte());
+      std::vector<IdRows> parts(chunks.count());
+      OP_REQUIRES_OK(ctx, ForEachChunk(ctx, source(), docs, chunks,
+                                       [&](int64_t c, int64_t, const DocumentChunk& chunk) {
+                                         e.append_id_rows(chunk, parts[c].ids, parts[c].row_ends);
+                                       }));
+      EmitRagged<int64_t>(ctx, chunks, parts, 0, [](const IdRows& part, int64_t* out) {
+        if (!part.ids.empty()) std::memcpy(out, part.ids.data(), part.ids.size() * sizeof(int64_t));
       });
     }
   };
@@ -238,11 +263,13 @@ i owns values[row_splits[i]:row_splits[i+1]].
     return RaggedShape(c);
   }
 
-  // One document's strings: their bytes end to end, and where each ends.
-  struct Strings {
+  // A chunk's strings: their bytes end to end, where each string ends, and
+  // where each document's strings end (a count of strings).
+  struct StringRows {
     rust::Vec<uint8_t> bytes;
     rust::Vec<uint64_t> ends;
-    size_t size() const { return ends.size(); }
+    rust::Vec<uint64_t> row_ends;
+    size_t values() const { return ends.size(); }
   };
 
   class Kernel : public ExtractorKernel<RaggedStringsOp> {
@@ -251,16 +278,19 @@ i owns values[row_splits[i]:row_splits[i+1]].
     void Compute(OpKernelContext* ctx) override {
       auto docs = ctx->input(0).flat<tstring>();
       const Extractor& e = extractor();
-      std::vector<Strings> rows(docs.size());
-      OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, source(), docs, e.cost_per_byte(),
-                                          [&](int64_t i, rust::Slice<const uint8_t> doc) {
-                                            e.append_strings(doc, rows[i].bytes, rows[i].ends);
-                                          }));
-      EmitRagged<tstring>(ctx, rows, 0, [&](int64_t i, tstring* out) {
-        const char* bytes = reinterpret_cast<const char*>(rows[i].bytes.data());
-        const uint64_t* ends = rows[i].ends.data();
+      const DocumentChunks chunks = PlanChunks(ctx, source(), docs, e.cost_per_byte());
+      std::vector<StringRows> parts(chunks.count());
+      OP_REQUIRES_OK(ctx, ForEachChunk(ctx, source(), docs, chunks,
+                                       [&](int64_t c, int64_t, const DocumentChunk& chunk) {
+                                         StringRows& part = parts[c];
+                                         e.append_string_rows(chunk, part.bytes, part.ends,
+                                                              part.row_ends);
+                                       }));
+      EmitRagged<tstring>(ctx, chunks, parts, 0, [](const StringRows& part, tstring* out) {
+        const char* bytes = reinterpret_cast<const char*>(part.bytes.data());
+        const uint64_t* ends = part.ends.data();
         uint64_t start = 0;
-        for (size_t j = 0; j < rows[i].ends.size(); ++j) {
+        for (size_t j = 0; j < part.ends.size(); ++j) {
           out[j].assign(bytes + start, ends[j] - start);
           start = ends[j];
         }
@@ -289,6 +319,14 @@ flattened), indices sorted row-major.
     return absl::OkStatus();
   }
 
+  // A chunk's sparse rows: indices and values end to end, and where each
+  // document's end.
+  struct SparseParts {
+    rust::Vec<uint64_t> indices;
+    rust::Vec<float> values;
+    rust::Vec<uint64_t> row_ends;
+  };
+
   class Kernel : public ExtractorKernel<SparseRowsOp> {
    public:
     using ExtractorKernel::ExtractorKernel;
@@ -296,35 +334,53 @@ flattened), indices sorted row-major.
       auto docs = ctx->input(0).flat<tstring>();
       const int64_t n = docs.size();
       const Extractor& e = extractor();
-      std::vector<rust::Vec<uint64_t>> row_indices(n);
-      std::vector<rust::Vec<float>> row_values(n);
-      OP_REQUIRES_OK(ctx, ForEachRustCall(ctx, source(), docs, e.cost_per_byte(),
-                                          [&](int64_t i, rust::Slice<const uint8_t> doc) {
-                                            e.write_sparse_row(doc, row_indices[i], row_values[i]);
-                                          }));
-      std::vector<int64_t> starts(n + 1, 0);
-      for (int64_t i = 0; i < n; ++i) {
-        starts[i + 1] = starts[i] + static_cast<int64_t>(row_indices[i].size());
+      const DocumentChunks chunks = PlanChunks(ctx, source(), docs, e.cost_per_byte());
+      std::vector<SparseParts> parts(chunks.count());
+      OP_REQUIRES_OK(ctx, ForEachChunk(ctx, source(), docs, chunks,
+                                       [&](int64_t c, int64_t, const DocumentChunk& chunk) {
+                                         SparseParts& part = parts[c];
+                                         e.append_sparse_rows(chunk, part.indices, part.values,
+                                                              part.row_ends);
+                                       }));
+      std::vector<int64_t> starts(chunks.count() + 1, 0);
+      for (int64_t c = 0; c < chunks.count(); ++c) {
+        const SparseParts& part = parts[c];
+        const int64_t rows = chunks.end(c) - chunks.begin(c);
+        OP_REQUIRES(ctx,
+                    static_cast<int64_t>(part.row_ends.size()) == rows &&
+                        part.values.size() == part.indices.size() &&
+                        (rows == 0 ? 0 : part.row_ends.data()[rows - 1]) == part.indices.size(),
+                    absl::InternalError(std::string(kName) +
+                                        ": a chunk's rows do not match its documents "
+                                        "(a bug in rustfx)"));
+        starts[c + 1] = starts[c] + static_cast<int64_t>(parts[c].indices.size());
       }
       Tensor *indices = nullptr, *values = nullptr, *dense_shape = nullptr;
-      const int64_t nnz = starts[n];
+      const int64_t nnz = starts.back();
       OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({nnz, 2}), &indices));
       OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({nnz}), &values));
       OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({2}), &dense_shape));
-      // Rows are copied in parallel: they can be larger than the input.
+      // Chunks are copied in parallel: they can be larger than the input.
       // Through plain pointers: each rust::Vec access is a call into Rust.
       int64_t* idx = indices->matrix<int64_t>().data();
       float* val = values->flat<float>().data();
-      ForEachElement(ctx, n, 1000, [&](int64_t i) {
-        const int64_t start = starts[i], len = starts[i + 1] - start;
-        if (len == 0) return;
-        const uint64_t* row = row_indices[i].data();
-        for (int64_t j = 0; j < len; ++j) {
-          idx[2 * (start + j)] = i;
-          // Below the width <= int64 max (NgramHasher::new).
-          idx[2 * (start + j) + 1] = static_cast<int64_t>(row[j]);
+      ForEachElement(ctx, chunks.count(), 100000, [&](int64_t c) {
+        const SparseParts& part = parts[c];
+        const uint64_t* cols = part.indices.data();
+        const uint64_t* ends = part.row_ends.data();
+        int64_t* out = idx + 2 * starts[c];
+        uint64_t j = 0;
+        for (int64_t r = 0; r < chunks.end(c) - chunks.begin(c); ++r) {
+          const int64_t row = chunks.begin(c) + r;
+          for (; j < ends[r]; ++j) {
+            out[2 * j] = row;
+            // Below the width <= int64 max (NgramHasher::new).
+            out[2 * j + 1] = static_cast<int64_t>(cols[j]);
+          }
         }
-        std::memcpy(val + start, row_values[i].data(), len * sizeof(float));
+        if (!part.values.empty()) {
+          std::memcpy(val + starts[c], part.values.data(), part.values.size() * sizeof(float));
+        }
       });
       dense_shape->flat<int64_t>()(0) = n;
       dense_shape->flat<int64_t>()(1) = static_cast<int64_t>(e.width());

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "document_chunk.h"
 #include "rust/cxx.h"
 #include "rustfx/src/bridge.rs.h"
 #include "tensorflow/core/framework/op_kernel.h"
@@ -98,9 +99,8 @@ class FirstError {
   absl::Status status_;
 };
 
-// Runs `work(i)` for every i of chunk c, for every chunk c (chunk c is
-// [chunk_starts[c], chunk_starts[c + 1])), on runners of the intra-op
-// pool: each runner takes the next chunk off an atomic counter
+// Runs `work(c)` for every chunk c in [0, chunks) on runners of the
+// intra-op pool: each runner takes the next chunk off an atomic counter
 // until none is left, so the work is handed out as threads free up. The
 // calling thread is one runner; the others are scheduled on the pool, and
 // the caller waits only for those that started. A helper that starts after
@@ -110,10 +110,8 @@ class FirstError {
 // caller sat idle.) At most the pool's num_threads runners, which tf.data
 // sets from its per-iterator limit; a private pool would oversubscribe
 // under num_parallel_calls.
-inline void RunChunks(tensorflow::OpKernelContext* ctx,
-                      const std::vector<int64_t>& chunk_starts,
+inline void RunChunks(tensorflow::OpKernelContext* ctx, int64_t chunks,
                       const std::function<void(int64_t)>& work) {
-  const int64_t chunks = static_cast<int64_t>(chunk_starts.size()) - 1;
   auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
   struct Helpers {
     std::atomic<int64_t> next_chunk{0};
@@ -123,9 +121,9 @@ inline void RunChunks(tensorflow::OpKernelContext* ctx,
     bool closed = false;
   };
   auto helpers = std::make_shared<Helpers>();
-  auto run_chunks = [&chunk_starts, &work, chunks](Helpers& h) {
+  auto run_chunks = [&work, chunks](Helpers& h) {
     for (int64_t c = h.next_chunk.fetch_add(1); c < chunks; c = h.next_chunk.fetch_add(1)) {
-      for (int64_t i = chunk_starts[c]; i < chunk_starts[c + 1]; ++i) work(i);
+      work(c);
     }
   };
   // A call that starts while other calls are running their chunks takes
@@ -174,103 +172,125 @@ inline void ForEachElement(tensorflow::OpKernelContext* ctx, int64_t n,
                     });
 }
 
-// Runs `work(i)` for each of the n documents, balanced by bytes
-// (`bytes_of(i)`), not by element count: consecutive documents are grouped
-// into chunks of about total / (threads * kChunksPerThread) bytes (each
-// document also counts as one byte, so a batch of empty strings is still
-// split), handed out as the threads free up (RunChunks). A static split by
-// bytes (what Shard does) leaves a thread idle whenever bytes cost unequal
-// time (Python against C headers, a busy core): measured, the two threads
-// of a word-ids batch finished 11% apart. One huge document still runs on
-// one thread, alongside the other chunks.
-inline void ForEachDocument(tensorflow::OpKernelContext* ctx, int64_t n,
-                            const std::function<uint64_t(int64_t)>& bytes_of,
-                            int64_t cost_per_byte,
-                            const std::function<void(int64_t)>& work) {
+// An op's documents split into chunks of consecutive elements: chunk c is
+// [starts[c], starts[c + 1]). A chunk is the unit of work of a thread and
+// of a Rust call, and each chunk has its own output buffers, so the
+// kernels never grow or free anything per document.
+struct DocumentChunks {
+  std::vector<int64_t> starts{0};
+  int64_t count() const { return static_cast<int64_t>(starts.size()) - 1; }
+  int64_t begin(int64_t c) const { return starts[c]; }
+  int64_t end(int64_t c) const { return starts[c + 1]; }
+};
+
+// What a path weighs in the balance when the op reads the files itself:
+// sizes are unknown until read, and opening one costs syscalls whatever
+// its size (a typical text file).
+constexpr uint64_t kAssumedFileBytes = 16384;
+
+// Splits the documents of `input` into chunks balanced by bytes, not by
+// element count: about total / (threads * kChunksPerThread) bytes each
+// (each document also counts as one byte, so a batch of empty strings is
+// still split), handed out by RunChunks as the threads free up. A static
+// split by bytes (what Shard does) leaves a thread idle whenever bytes
+// cost unequal time (Python against C headers, a busy core): measured, the
+// two threads of a word-ids batch finished 11% apart. A small batch, or
+// one thread, is one chunk. One huge document still runs on one thread,
+// alongside the other chunks. An extractor that stops early
+// (`work_bytes_cap`) costs no more for a longer document: counting all of
+// it would unbalance the threads.
+inline DocumentChunks PlanChunks(tensorflow::OpKernelContext* ctx, const DocumentSource& source,
+                                 const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& input,
+                                 int64_t cost_per_byte,
+                                 uint64_t work_bytes_cap = std::numeric_limits<uint64_t>::max()) {
   // Below this many cycles of work a batch runs on the calling thread.
   constexpr int64_t kMinParallelCycles = 200000;
   // Chunks per runner: small enough to balance, large enough that taking
-  // one (an atomic add) costs nothing.
+  // one (an atomic add) and its Rust call cost nothing.
   constexpr int64_t kChunksPerThread = 16;
   constexpr int64_t kMinChunkBytes = 16384;
-  if (n == 0) return;
-  // Capped so that the sum stays far from int64's limit whatever bytes_of
-  // says (a string element is below 2 GiB anyway).
+  const int64_t n = input.size();
+  DocumentChunks chunks;
+  if (n == 0) return chunks;
+  const bool files = source.reads_files();
+  // Capped so that the sum stays far from int64's limit whatever the
+  // sizes (a string element is below 2 GiB anyway).
   auto work_bytes = [&](int64_t i) {
-    return static_cast<int64_t>(std::min<uint64_t>(bytes_of(i), 1ULL << 40)) + 1;
+    const uint64_t bytes = files ? kAssumedFileBytes : input(i).size();
+    return static_cast<int64_t>(std::min<uint64_t>({bytes, work_bytes_cap, 1ULL << 40})) + 1;
   };
   int64_t total = 0;
   for (int64_t i = 0; i < n; ++i) total += work_bytes(i);
   const int64_t threads = ctx->device()->tensorflow_cpu_worker_threads()->num_threads;
   if (threads <= 1 || n == 1 ||
       total * std::max<int64_t>(1, cost_per_byte) < kMinParallelCycles) {
-    for (int64_t i = 0; i < n; ++i) work(i);
-    return;
+    chunks.starts.push_back(n);
+    return chunks;
   }
-  // chunk_starts[c] is the first document of chunk c; the last entry is n.
   const int64_t target = std::max(kMinChunkBytes, total / (threads * kChunksPerThread));
-  std::vector<int64_t> chunk_starts{0};
   int64_t bytes = 0;
   for (int64_t i = 0; i < n; ++i) {
     bytes += work_bytes(i);
     if (bytes >= target || i + 1 == n) {
-      chunk_starts.push_back(i + 1);
+      chunks.starts.push_back(i + 1);
       bytes = 0;
     }
   }
-  RunChunks(ctx, chunk_starts, work);
+  return chunks;
 }
-
-// What a path weighs in ForEachDocument's balance when the op reads the
-// files itself: sizes are unknown until read, and opening one costs
-// syscalls whatever its size (a typical text file).
-constexpr uint64_t kAssumedFileBytes = 16384;
 
 // A thread's read buffer above this capacity is freed after its document,
 // so an idle TF thread holds at most this much.
 constexpr size_t kKeptReadBufferBytes = 4 << 20;
 
-// Runs `work(i, doc)` for every document of `input` (the input strings, or
-// the files they name when `source` reads files: each read into a buffer
-// of the thread that extracts it, so no batch of contents is ever held).
-// A file that cannot be read (with read_on_error='raise') fails the op
-// with its code and the message naming the path, as read_files does. Rust
-// extractors only fail on a bug (a caught panic, a broken invariant), so
-// an exception from element i becomes Internal naming the op. The error of
-// the lowest failing element is returned. An extractor that stops early
-// (`work_bytes_cap`) costs no more for a longer document: counting all of
-// it would unbalance the threads.
-inline absl::Status ForEachRustCall(
+// Runs `work(c, first, docs)` for every chunk c of `chunks` (see
+// PlanChunks), where `docs` are the documents from element `first` on:
+// the chunk's input strings in one call, or, when `source` reads files,
+// each file of the chunk in turn (one call per file, in order, on one
+// thread, read into a buffer of that thread, so no batch of contents is
+// ever held). A file that cannot be read (with read_on_error='raise')
+// fails the op with its code and the message naming the path, as
+// read_files does. Rust extractors only fail on a bug (a caught panic, a
+// broken invariant), so an exception becomes Internal naming the op. The
+// error of the lowest failing element is returned.
+inline absl::Status ForEachChunk(
     tensorflow::OpKernelContext* ctx, const DocumentSource& source,
-    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& input,
-    int64_t cost_per_byte,
-    const std::function<void(int64_t, rust::Slice<const uint8_t>)>& work,
-    uint64_t work_bytes_cap = std::numeric_limits<uint64_t>::max()) {
+    const tensorflow::TTypes<tensorflow::tstring>::ConstFlat& input, const DocumentChunks& chunks,
+    const std::function<void(int64_t, int64_t, const DocumentChunk&)>& work) {
   FirstError error;
   const std::string& op = ctx->op_kernel().type_string();
   const bool files = source.reads_files();
-  auto bytes_of = [&](int64_t i) {
-    return std::min<uint64_t>(files ? kAssumedFileBytes : input(i).size(), work_bytes_cap);
-  };
-  ForEachDocument(ctx, input.size(), bytes_of, cost_per_byte, [&](int64_t i) {
-    try {
-      if (!files) {
-        work(i, AsBytes(input(i)));
-        return;
+  auto run_chunk = [&](int64_t c) {
+    const int64_t begin = chunks.begin(c), end = chunks.end(c);
+    if (!files) {
+      try {
+        work(c, begin, DocumentChunk(input.data() + begin, static_cast<size_t>(end - begin)));
+      } catch (const std::exception& e) {
+        error.Record(begin, absl::InternalError(op + ": " + e.what()));
       }
-      thread_local rust::Vec<uint8_t> buffer;
-      Status status = source.read_document(AsBytes(input(i)), buffer);
-      if (status.code != StatusCode::Ok) {
-        error.Record(i, absl::Status(static_cast<absl::StatusCode>(status.code),
-                                     std::string(status.message)));
-        return;
-      }
-      work(i, rust::Slice<const uint8_t>(buffer.data(), buffer.size()));
-      if (buffer.capacity() > kKeptReadBufferBytes) buffer = rust::Vec<uint8_t>();
-    } catch (const std::exception& e) {
-      error.Record(i, absl::InternalError(op + ": " + e.what()));
+      return;
     }
-  });
+    thread_local rust::Vec<uint8_t> buffer;
+    for (int64_t i = begin; i < end; ++i) {
+      try {
+        Status status = source.read_document(AsBytes(input(i)), buffer);
+        if (status.code != StatusCode::Ok) {
+          error.Record(i, absl::Status(static_cast<absl::StatusCode>(status.code),
+                                       std::string(status.message)));
+          continue;
+        }
+        work(c, i, DocumentChunk(rust::Slice<const uint8_t>(buffer.data(), buffer.size())));
+        if (buffer.capacity() > kKeptReadBufferBytes) buffer = rust::Vec<uint8_t>();
+      } catch (const std::exception& e) {
+        error.Record(i, absl::InternalError(op + ": " + e.what()));
+      }
+    }
+  };
+  if (chunks.count() == 1) {
+    run_chunk(0);
+  } else if (chunks.count() > 1) {
+    RunChunks(ctx, chunks.count(), run_chunk);
+  }
   return error.status();
 }
 
@@ -283,9 +303,9 @@ inline absl::Status AppendDim(tensorflow::shape_inference::InferenceContext* c,
   return absl::OkStatus();
 }
 
-// Runs `write(doc, row)` over every document of input 0 (see
-// ForEachRustCall) into output 0, of shape input.shape + [width]; `write`
-// throws rust::Error on a bug.
+// Runs `write(docs, rows)` over every chunk of documents of input 0 (see
+// ForEachChunk) into output 0, of shape input.shape + [width]: `rows` is
+// the rows of `docs`, end to end. `write` throws rust::Error on a bug.
 template <typename T, typename Write>
 void ComputeRows(tensorflow::OpKernelContext* ctx, const DocumentSource& source,
                  int64_t width, int64_t cost_per_byte, uint64_t work_bytes_cap,
@@ -296,12 +316,13 @@ void ComputeRows(tensorflow::OpKernelContext* ctx, const DocumentSource& source,
   tensorflow::Tensor* output = nullptr;
   OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &output));
   T* rows = output->flat<T>().data();
-  OP_REQUIRES_OK(ctx, ForEachRustCall(
-                          ctx, source, input.flat<tensorflow::tstring>(), cost_per_byte,
-                          [&](int64_t i, rust::Slice<const uint8_t> doc) {
-                            write(doc, rust::Slice<T>(rows + i * width, width));
-                          },
-                          work_bytes_cap));
+  auto docs = input.flat<tensorflow::tstring>();
+  const DocumentChunks chunks = PlanChunks(ctx, source, docs, cost_per_byte, work_bytes_cap);
+  OP_REQUIRES_OK(ctx, ForEachChunk(ctx, source, docs, chunks,
+                                   [&](int64_t, int64_t first, const DocumentChunk& chunk) {
+                                     write(chunk, rust::Slice<T>(rows + first * width,
+                                                                 chunk.len() * width));
+                                   }));
 }
 }  // namespace rustfx
 

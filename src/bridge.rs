@@ -12,7 +12,6 @@
 //! [`FeatureSpec`]: crate::spec::FeatureSpec
 
 use crate::extractor::Extractor as CoreExtractor;
-use crate::ngrams::SparseRow;
 use crate::read::OnError;
 use crate::{Error, ErrorKind, Result};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -67,6 +66,18 @@ mod ffi {
         len: usize,
     }
 
+    // ---- C++ types Rust reads ----------------------------------------------
+
+    unsafe extern "C++" {
+        include!("rustfx/cpp/document_chunk.h");
+        /// A run of documents: elements of a string tensor, or one file
+        /// just read (cpp/document_chunk.h).
+        type DocumentChunk;
+        fn len(self: &DocumentChunk) -> usize;
+        /// Document `i`, for `i < len()`.
+        fn get(self: &DocumentChunk, i: usize) -> &[u8];
+    }
+
     // ---- Rust functions the kernels call ------------------------------------
 
     extern "Rust" {
@@ -85,24 +96,40 @@ mod ffi {
         fn work_bytes_hint(self: &Extractor) -> u64;
         /// Rough cycles per input byte (the registry's figure).
         fn cost_per_byte(self: &Extractor) -> i64;
-        fn write_f32_row(self: &Extractor, doc: &[u8], out: &mut [f32]) -> Result<()>;
-        fn write_i32_row(self: &Extractor, doc: &[u8], out: &mut [i32]) -> Result<()>;
-        fn write_i64_row(self: &Extractor, doc: &[u8], out: &mut [i64]) -> Result<()>;
-        fn append_ids(self: &Extractor, doc: &[u8], ids: &mut Vec<i64>) -> Result<()>;
-        /// Replaces `indices` and `values` with the sparse row of `doc`.
-        fn write_sparse_row(
+        // Each call serves a chunk of documents (the kernels' unit of
+        // work), not one: on short records a call per document costs as
+        // much as the work.
+        /// Writes the rows of `docs` end to end into `out`.
+        fn write_f32_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [f32]) -> Result<()>;
+        fn write_i32_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [i32]) -> Result<()>;
+        fn write_i64_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [i64]) -> Result<()>;
+        /// Appends the ids of each of `docs` to `ids`, pushing `ids.len()`
+        /// to `row_ends` after each.
+        fn append_id_rows(
             self: &Extractor,
-            doc: &[u8],
+            docs: &DocumentChunk,
+            ids: &mut Vec<i64>,
+            row_ends: &mut Vec<u64>,
+        ) -> Result<()>;
+        /// Appends the sparse row of each of `docs` (indices sorted) to
+        /// `indices` and `values`, pushing `indices.len()` to `row_ends`
+        /// after each.
+        fn append_sparse_rows(
+            self: &Extractor,
+            docs: &DocumentChunk,
             indices: &mut Vec<u64>,
             values: &mut Vec<f32>,
+            row_ends: &mut Vec<u64>,
         ) -> Result<()>;
-        /// Appends each string of `doc` to `bytes`, pushing `bytes.len()`
-        /// to `ends` after each.
-        fn append_strings(
+        /// Appends each string of each of `docs` to `bytes`, pushing
+        /// `bytes.len()` to `ends` after each string and `ends.len()` to
+        /// `row_ends` after each document.
+        fn append_string_rows(
             self: &Extractor,
-            doc: &[u8],
+            docs: &DocumentChunk,
             bytes: &mut Vec<u8>,
             ends: &mut Vec<u64>,
+            row_ends: &mut Vec<u64>,
         ) -> Result<()>;
 
         /// What Python asks of the core: "registry" (the table as JSON),
@@ -245,72 +272,79 @@ impl Extractor {
         self.cost_per_byte
     }
 
-    fn write_f32_row(&self, doc: &[u8], out: &mut [f32]) -> BridgeResult<()> {
-        guard("write_f32_row", || match &self.extractor {
-            CoreExtractor::Float32Rows(e) => e.write_row(doc, out),
-            other => Err(wrong_kind("write_f32_row", other)),
+    fn write_f32_rows(&self, docs: &ffi::DocumentChunk, out: &mut [f32]) -> BridgeResult<()> {
+        guard("write_f32_rows", || match &self.extractor {
+            CoreExtractor::Float32Rows(e) => e.write_rows(&documents(docs), out),
+            other => Err(wrong_kind("write_f32_rows", other)),
         })
     }
 
-    fn write_i32_row(&self, doc: &[u8], out: &mut [i32]) -> BridgeResult<()> {
-        guard("write_i32_row", || match &self.extractor {
-            CoreExtractor::Int32Rows(e) => e.write_row(doc, out),
-            other => Err(wrong_kind("write_i32_row", other)),
+    fn write_i32_rows(&self, docs: &ffi::DocumentChunk, out: &mut [i32]) -> BridgeResult<()> {
+        guard("write_i32_rows", || match &self.extractor {
+            CoreExtractor::Int32Rows(e) => e.write_rows(&documents(docs), out),
+            other => Err(wrong_kind("write_i32_rows", other)),
         })
     }
 
-    fn write_i64_row(&self, doc: &[u8], out: &mut [i64]) -> BridgeResult<()> {
-        guard("write_i64_row", || match &self.extractor {
-            CoreExtractor::Int64Rows(e) => e.write_row(doc, out),
-            other => Err(wrong_kind("write_i64_row", other)),
+    fn write_i64_rows(&self, docs: &ffi::DocumentChunk, out: &mut [i64]) -> BridgeResult<()> {
+        guard("write_i64_rows", || match &self.extractor {
+            CoreExtractor::Int64Rows(e) => e.write_rows(&documents(docs), out),
+            other => Err(wrong_kind("write_i64_rows", other)),
         })
     }
 
-    fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>) -> BridgeResult<()> {
-        guard("append_ids", || match &self.extractor {
+    fn append_id_rows(
+        &self,
+        docs: &ffi::DocumentChunk,
+        ids: &mut Vec<i64>,
+        row_ends: &mut Vec<u64>,
+    ) -> BridgeResult<()> {
+        guard("append_id_rows", || match &self.extractor {
             CoreExtractor::RaggedIds(e) => {
-                e.append_ids(doc, ids);
+                e.append_id_rows(&documents(docs), ids, row_ends);
                 Ok(())
             }
-            other => Err(wrong_kind("append_ids", other)),
+            other => Err(wrong_kind("append_id_rows", other)),
         })
     }
 
-    fn write_sparse_row(
+    fn append_sparse_rows(
         &self,
-        doc: &[u8],
+        docs: &ffi::DocumentChunk,
         indices: &mut Vec<u64>,
         values: &mut Vec<f32>,
+        row_ends: &mut Vec<u64>,
     ) -> BridgeResult<()> {
-        guard("write_sparse_row", || match &self.extractor {
+        guard("append_sparse_rows", || match &self.extractor {
             CoreExtractor::SparseRows(e) => {
-                // The kernel's own vectors become the row: no copy.
-                let mut row = SparseRow {
-                    indices: std::mem::take(indices),
-                    values: std::mem::take(values),
-                };
-                e.write_sparse_row(doc, &mut row);
-                (*indices, *values) = (row.indices, row.values);
+                e.append_sparse_rows(&documents(docs), indices, values, row_ends);
                 Ok(())
             }
-            other => Err(wrong_kind("write_sparse_row", other)),
+            other => Err(wrong_kind("append_sparse_rows", other)),
         })
     }
 
-    fn append_strings(
+    fn append_string_rows(
         &self,
-        doc: &[u8],
+        docs: &ffi::DocumentChunk,
         bytes: &mut Vec<u8>,
         ends: &mut Vec<u64>,
+        row_ends: &mut Vec<u64>,
     ) -> BridgeResult<()> {
-        guard("append_strings", || match &self.extractor {
+        guard("append_string_rows", || match &self.extractor {
             CoreExtractor::RaggedStrings(e) => {
-                e.append_strings(doc, bytes, ends);
+                e.append_string_rows(&documents(docs), bytes, ends, row_ends);
                 Ok(())
             }
-            other => Err(wrong_kind("append_strings", other)),
+            other => Err(wrong_kind("append_string_rows", other)),
         })
     }
+}
+
+/// The documents of a chunk as the core takes them: one allocation per
+/// chunk, not per document.
+fn documents(chunk: &ffi::DocumentChunk) -> Vec<&[u8]> {
+    (0..chunk.len()).map(|i| chunk.get(i)).collect()
 }
 
 fn spec_query(query: &str, spec: &str) -> BridgeResult<Vec<String>> {

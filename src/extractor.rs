@@ -48,6 +48,22 @@ pub trait RowExtractor: Send + Sync {
         None
     }
 
+    /// Writes the rows of `docs` end to end into `out`, which must hold
+    /// exactly `docs.len()` rows (otherwise an `Internal` error). One call
+    /// per batch of documents: on short records (a URL, a command line)
+    /// the cost of a call per document is as large as the work.
+    fn write_rows(&self, docs: &[&[u8]], out: &mut [Self::Value]) -> Result<()> {
+        let width = self.width();
+        check_width(out.len(), docs.len().saturating_mul(width))?;
+        if width == 0 {
+            return Ok(());
+        }
+        for (doc, row) in docs.iter().zip(out.chunks_exact_mut(width)) {
+            self.write_row(doc, row)?;
+        }
+        Ok(())
+    }
+
     /// The row of `doc` in a new vector.
     fn row(&self, doc: &[u8]) -> Vec<Self::Value> {
         let mut out = vec![Self::Value::default(); self.width()];
@@ -85,6 +101,16 @@ fn wrong_width(got: usize, width: usize) -> Error {
 pub trait RaggedIdsExtractor: Send + Sync {
     /// Appends the ids of `doc` to `ids`.
     fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>);
+
+    /// Appends the ids of each of `docs` to `ids`, pushing `ids.len()` to
+    /// `row_ends` after each document: a batch of rows in one call.
+    fn append_id_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, row_ends: &mut Vec<u64>) {
+        row_ends.reserve(docs.len());
+        for doc in docs {
+            self.append_ids(doc, ids);
+            row_ends.push(ids.len() as u64);
+        }
+    }
 }
 
 /// An extractor whose rows are sparse float32 vectors of a fixed width
@@ -94,6 +120,26 @@ pub trait SparseRowsExtractor: Send + Sync {
     fn width(&self) -> usize;
     /// Replaces `row` with the sparse row of `doc` (indices sorted).
     fn write_sparse_row(&self, doc: &[u8], row: &mut crate::ngrams::SparseRow);
+
+    /// Appends the sparse row of each of `docs` to `indices` and `values`,
+    /// pushing `indices.len()` to `row_ends` after each document: a batch
+    /// of rows in one call.
+    fn append_sparse_rows(
+        &self,
+        docs: &[&[u8]],
+        indices: &mut Vec<u64>,
+        values: &mut Vec<f32>,
+        row_ends: &mut Vec<u64>,
+    ) {
+        let mut row = crate::ngrams::SparseRow::default();
+        row_ends.reserve(docs.len());
+        for doc in docs {
+            self.write_sparse_row(doc, &mut row);
+            indices.extend_from_slice(&row.indices);
+            values.extend_from_slice(&row.values);
+            row_ends.push(indices.len() as u64);
+        }
+    }
 }
 
 /// An extractor whose rows have any number of byte strings (the ragged
@@ -102,6 +148,22 @@ pub trait RaggedStringsExtractor: Send + Sync {
     /// Appends each string of `doc` to `bytes` and, after each one, pushes
     /// `bytes.len()` to `ends`.
     fn append_strings(&self, doc: &[u8], bytes: &mut Vec<u8>, ends: &mut Vec<u64>);
+
+    /// [`append_strings`](Self::append_strings) for each of `docs`, pushing
+    /// `ends.len()` (strings so far) to `row_ends` after each document.
+    fn append_string_rows(
+        &self,
+        docs: &[&[u8]],
+        bytes: &mut Vec<u8>,
+        ends: &mut Vec<u64>,
+        row_ends: &mut Vec<u64>,
+    ) {
+        row_ends.reserve(docs.len());
+        for doc in docs {
+            self.append_strings(doc, bytes, ends);
+            row_ends.push(ends.len() as u64);
+        }
+    }
 }
 
 /// A built extractor of any output kind: what a [`FeatureSpec`] builds
