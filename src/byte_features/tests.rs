@@ -576,3 +576,21 @@ proptest! {
         prop_assert!((s - 1.0).abs() < 1e-5);
     }
 }
+
+/// Short records take their own histogram path: every length up to past
+/// its limit, with few and with all 256 byte values, against the oracle.
+#[test]
+fn short_records_histogram_matches_the_oracle() {
+    for len in 1..=600 {
+        let every_value: Vec<u8> = (0..len).map(|i| (i * 7 % 256) as u8).collect();
+        for data in [mixed_bytes(len as u64, len), every_value, vec![b'a'; len]] {
+            let mut out = [1.5f32; 256];
+            byte_histogram(&data, EmptyInput::Nan, &mut out);
+            assert_eq!(
+                bits(&out),
+                bits(&oracle_byte_histogram(&data, EmptyInput::Nan)),
+                "len {len}"
+            );
+        }
+    }
+}

@@ -52,7 +52,7 @@ use grams::{
     PythonWords, TokenBuffer, TokenSource,
 };
 use scan::ByteClass;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ops::ControlFlow;
 use std::thread::LocalKey;
 
@@ -426,6 +426,73 @@ impl NgramHasher {
             }
         });
     }
+
+    /// [`ids`](Self::ids) of each of `docs`, appended to `ids`, with
+    /// `ids.len()` pushed to `row_ends` after each document. One stream of
+    /// buckets serves the whole batch: on short records, starting a stream
+    /// (and hashing its last, partial batch) per document cost as much as
+    /// the n-grams themselves.
+    pub fn id_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, row_ends: &mut Vec<u64>) {
+        let bytes: usize = docs.iter().map(|doc| doc.len()).sum();
+        let typical = (bytes / TYPICAL_BYTES_PER_TOKEN + docs.len()) * self.config.widths.len();
+        ids.reserve(typical.min(MAX_IDS_RESERVED));
+        row_ends.reserve(docs.len());
+        let groups = self.config.widths.len();
+        if groups == 1 {
+            let mut end = ids.len();
+            let mut buckets = BucketStream::new(self, |_, bucket: Bucket| {
+                ids.push(bucket.index as i64);
+            });
+            for doc in docs {
+                let _ = self.grams(doc, Order::Output, &mut |_, gram| {
+                    buckets.push(0, gram);
+                    end += 1;
+                    ControlFlow::Continue(())
+                });
+                // The ids pushed so far: each lands in `ids`, in order.
+                row_ends.push(end as u64);
+            }
+            buckets.finish();
+            return;
+        }
+        // One pass over each document's tokens; each group's ids of the
+        // whole batch wait in their own buffer, then are laid out document
+        // by document, group by group (the order of `ids`).
+        with_later_ids(|by_group| {
+            by_group.resize_with(groups, Vec::new);
+            let mut pushed = vec![0usize; groups];
+            let mut doc_ends = Vec::with_capacity(docs.len() * groups);
+            let mut buckets = BucketStream::new(self, |group, bucket: Bucket| {
+                if let Some(buffer) = by_group.get_mut(group) {
+                    buffer.push(bucket.index as i64);
+                }
+            });
+            for doc in docs {
+                let _ = self.grams(doc, Order::OnePass, &mut |group, gram| {
+                    buckets.push(group, gram);
+                    if let Some(count) = pushed.get_mut(group) {
+                        *count += 1;
+                    }
+                    ControlFlow::Continue(())
+                });
+                doc_ends.extend_from_slice(&pushed);
+            }
+            buckets.finish();
+            let mut starts = vec![0usize; groups];
+            for doc in doc_ends.chunks_exact(groups) {
+                for ((buffer, start), &end) in by_group.iter().zip(&mut starts).zip(doc) {
+                    ids.extend_from_slice(buffer.get(*start..end).unwrap_or_default());
+                    *start = end;
+                }
+                row_ends.push(ids.len() as u64);
+            }
+            for buffer in by_group.iter_mut() {
+                buffer.clear();
+                // A huge batch's buffers are not kept for the thread.
+                buffer.shrink_to(KEEP_LATER_IDS);
+            }
+        });
+    }
 }
 
 /// Bytes per token assumed when [`NgramHasher::ids`] reserves room (code
@@ -519,6 +586,38 @@ impl RowExtractor for NgramSequence {
     fn write_row(&self, doc: &[u8], out: &mut [i64]) -> Result<()> {
         check_width(out.len(), self.max_tokens)?;
         self.fill(doc, out);
+        Ok(())
+    }
+
+    /// One stream of buckets for the whole batch, as
+    /// [`NgramHasher::id_rows`] does: a bucket's tag is its slot in `out`.
+    fn write_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
+        let width = self.max_tokens;
+        check_width(out.len(), docs.len().saturating_mul(width))?;
+        let mut written_per_row = Vec::with_capacity(docs.len());
+        let mut buckets = BucketStream::new(&self.hasher, |at, bucket: Bucket| {
+            if let Some(slot) = out.get_mut(at) {
+                *slot = bucket.index as i64;
+            }
+        });
+        for (row, doc) in docs.iter().enumerate() {
+            let first = row * width;
+            let mut written = 0;
+            let _ = self.hasher.grams(doc, Order::Output, &mut |_, gram| {
+                buckets.push(first + written, gram);
+                written += 1;
+                if written == width {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+            written_per_row.push(written);
+        }
+        buckets.finish();
+        for (row, written) in out.chunks_exact_mut(width).zip(written_per_row) {
+            row[written..].fill(self.pad_value);
+        }
         Ok(())
     }
 
@@ -623,6 +722,10 @@ impl NgramCounter {
 thread_local! {
     static COUNT_SCRATCH: Cell<CountScratch> = Cell::new(CountScratch::new());
     static LATER_IDS: Cell<Vec<Vec<i64>>> = const { Cell::new(Vec::new()) };
+    // A RefCell, not a Cell taken and put back: the buffer is 1 KiB of
+    // token starts plus a Vec, and moving it per document showed in the
+    // profile of short records.
+    static TOKEN_BUFFER: RefCell<TokenBuffer> = const { RefCell::new(TokenBuffer::new()) };
 }
 
 /// Runs `f` with this thread's value of `key`. The value is taken out while
@@ -645,6 +748,26 @@ fn with_scratch<T>(f: impl FnOnce(&mut CountScratch) -> T) -> T {
 fn with_later_ids<T>(f: impl FnOnce(&mut Vec<Vec<i64>>) -> T) -> T {
     with_thread_local(&LATER_IDS, f)
 }
+
+/// Runs `f` with this thread's token buffer: a fresh one per document cost
+/// an allocation and a 4 KiB clear, as much as the n-grams of a short
+/// record (a URL, a log line). A buffer a huge token grew is not kept.
+fn with_token_buffer<T>(mut f: impl FnMut(&mut TokenBuffer) -> T) -> T {
+    let kept = TOKEN_BUFFER.try_with(|cell| {
+        let mut buffer = cell.try_borrow_mut().ok()?;
+        let out = f(&mut buffer);
+        buffer.release_above(KEEP_TOKEN_BUFFER);
+        Some(out)
+    });
+    match kept {
+        Ok(Some(out)) => out,
+        // A nested call, or one during thread exit: a fresh buffer.
+        _ => f(&mut TokenBuffer::new()),
+    }
+}
+
+/// Bytes of token buffer kept by a thread between documents.
+const KEEP_TOKEN_BUFFER: usize = 1 << 16;
 
 /// [`NgramCounter`] rows as dense float32 vectors of `num_buckets` values.
 #[derive(Clone, Debug)]
@@ -815,9 +938,10 @@ fn joined<S: TokenSource>(
     f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
     source: impl Fn() -> S,
 ) -> ControlFlow<()> {
-    let mut buffer = TokenBuffer::new();
-    passes(widths, order, |widths| {
-        buffer.emit_windows(joiner, source(), widths, f)
+    with_token_buffer(|buffer| {
+        passes(widths, order, |widths| {
+            buffer.emit_windows(joiner, source(), widths, f)
+        })
     })
 }
 
@@ -837,16 +961,17 @@ fn ascii_words(
     order: Order,
     f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
-    let mut buffer = TokenBuffer::new();
-    passes(widths, order, |widths| {
-        let mut words = AsciiWords::new(doc, class, lowercase, min_len);
-        if widths != [1] || lowercase {
-            return buffer.emit_windows(Some(b' '), words, widths, f);
-        }
-        while let Some((start, end)) = words.next_range() {
-            f(0, Gram::new(&doc[start..], end - start))?;
-        }
-        ControlFlow::Continue(())
+    with_token_buffer(|buffer| {
+        passes(widths, order, |widths| {
+            let mut words = AsciiWords::new(doc, class, lowercase, min_len);
+            if widths != [1] || lowercase {
+                return buffer.emit_windows(Some(b' '), words, widths, f);
+            }
+            while let Some((start, end)) = words.next_range() {
+                f(0, Gram::new(&doc[start..], end - start))?;
+            }
+            ControlFlow::Continue(())
+        })
     })
 }
 
@@ -872,6 +997,10 @@ fn passes(
 impl crate::extractor::RaggedIdsExtractor for NgramHasher {
     fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>) {
         self.ids(doc, ids);
+    }
+
+    fn append_id_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, row_ends: &mut Vec<u64>) {
+        self.id_rows(docs, ids, row_ends);
     }
 }
 

@@ -219,3 +219,56 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got, want);
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// A batch of documents in one call (what the kernels make, one per
+    /// chunk) gives each document's output exactly as a call per document
+    /// does, which the test above checks against the definitions: ragged
+    /// ids, sequences and sparse rows, with the first document's ids
+    /// appended after ids already there.
+    #[test]
+    fn a_batch_of_documents_equals_a_call_per_document(
+        tokenizer in proptest::sample::select(ALL_TOKENIZERS.to_vec()),
+        widths in proptest::collection::vec(1usize..6, 1..4),
+        lowercase in proptest::prelude::any::<bool>(),
+        hash in proptest::sample::select(vec![HashFamily::Fingerprint64, HashFamily::Murmur3]),
+        docs in proptest::collection::vec(doc_strategy(), 0..40),
+        max_tokens in 1usize..20,
+    ) {
+        use crate::extractor::{RaggedIdsExtractor, RowExtractor, SparseRowsExtractor};
+        let config = NgramConfig { tokenizer, widths, lowercase, hash, num_buckets: 1 << 20 };
+        let hasher = NgramHasher::new(config).unwrap();
+        let docs: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
+
+        let (mut want, mut want_ends) = (vec![-7], Vec::new());
+        for doc in &docs {
+            hasher.append_ids(doc, &mut want);
+            want_ends.push(want.len() as u64);
+        }
+        let (mut got, mut got_ends) = (vec![-7], Vec::new());
+        hasher.append_id_rows(&docs, &mut got, &mut got_ends);
+        proptest::prop_assert_eq!((got, got_ends), (want, want_ends));
+
+        let sequence = NgramSequence::new(hasher.clone(), max_tokens, -1).unwrap();
+        let want: Vec<i64> = docs.iter().flat_map(|doc| sequence.row(doc)).collect();
+        let mut got = vec![5; docs.len() * max_tokens];
+        sequence.write_rows(&docs, &mut got).unwrap();
+        proptest::prop_assert_eq!(got, want);
+
+        let options = CountOptions { binary: false, alternate_sign: false, norm: Norm::L2 };
+        let counter = NgramCounter::new(hasher, options).unwrap();
+        let (mut want_indices, mut want_ends) = (Vec::new(), Vec::new());
+        let mut row = SparseRow::default();
+        for doc in &docs {
+            counter.write_sparse_row(doc, &mut row);
+            want_indices.extend_from_slice(&row.indices);
+            want_ends.push(want_indices.len() as u64);
+        }
+        let (mut indices, mut values, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+        counter.append_sparse_rows(&docs, &mut indices, &mut values, &mut ends);
+        proptest::prop_assert_eq!(values.len(), indices.len());
+        proptest::prop_assert_eq!((indices, ends), (want_indices, want_ends));
+    }
+}

@@ -1,0 +1,192 @@
+//! The core on short records, with no TensorFlow: what `benches/records.py`
+//! compares the ops with. Each spec runs over the records in batches of
+//! 1024, as a kernel's chunk does (one batch call: `write_rows`,
+//! `append_id_rows`, ...), and also one call per record (the per-row
+//! calls the kernels made before), on one thread.
+//!
+//!     cargo bench --bench records -- RECORDS SPECS [REPEAT]
+//!
+//! RECORDS has one record per line; SPECS one FeatureSpec JSON per line.
+//! Prints one line of JSON per spec: best-of-REPEAT seconds of each mode,
+//! the records and their bytes, and a digest of the output (the same in
+//! both modes, or the bench fails).
+
+use rustfx::extractor::Extractor;
+use rustfx::ngrams::SparseRow;
+use std::time::Instant;
+
+/// Records per batch call, as a tf.data `batch(1024)` gives the kernel.
+const BATCH: usize = 1024;
+
+fn main() {
+    // `cargo bench` appends `--bench`; positional arguments are ours.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let (Some(records), Some(specs)) = (args.first(), args.get(1)) else {
+        eprintln!("usage: cargo bench --bench records -- RECORDS SPECS [REPEAT]");
+        std::process::exit(2);
+    };
+    let repeat: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
+    let text = std::fs::read(records).expect("readable records");
+    let records: Vec<&[u8]> = text
+        .split(|&b| b == b'\n')
+        .filter(|r| !r.is_empty())
+        .collect();
+    let bytes: usize = records.iter().map(|r| r.len()).sum();
+    for spec in std::fs::read_to_string(specs)
+        .expect("readable specs")
+        .lines()
+    {
+        let (_, extractor) = rustfx::spec::load(spec).expect("valid spec");
+        // Timed without the digest (it costs more than a histogram row),
+        // then once more with it.
+        let time = |batch: usize| {
+            let mut best = f64::INFINITY;
+            for _ in 0..repeat {
+                let start = Instant::now();
+                run(&extractor, &records, batch, None);
+                best = best.min(start.elapsed().as_secs_f64());
+            }
+            let mut digest = Fnv::default();
+            run(&extractor, &records, batch, Some(&mut digest));
+            (best, digest.0)
+        };
+        let (batched, digest) = time(BATCH);
+        let (per_record, per_record_digest) = time(1);
+        assert_eq!(
+            digest, per_record_digest,
+            "batch and per-record outputs differ: {spec}"
+        );
+        println!(
+            "{{\"spec\": {spec}, \"records\": {}, \"bytes\": {bytes}, \"batched_seconds\": \
+             {batched}, \"per_record_seconds\": {per_record}, \"digest\": {digest}}}",
+            records.len()
+        );
+    }
+}
+
+/// Runs `extractor` over `records` in calls of `batch` records, into
+/// buffers reused from call to call, as a kernel's chunk buffers are.
+/// Adds every value to `digest`, if given.
+fn run(extractor: &Extractor, records: &[&[u8]], batch: usize, mut digest: Option<&mut Fnv>) {
+    match extractor {
+        Extractor::Float32Rows(e) => {
+            let mut out = vec![0f32; batch * e.width()];
+            for docs in records.chunks(batch) {
+                let rows = &mut out[..docs.len() * e.width()];
+                e.write_rows(docs, rows).expect("rows");
+                if let Some(d) = digest.as_deref_mut() {
+                    rows.iter().for_each(|v| d.add(u64::from(v.to_bits())));
+                }
+                std::hint::black_box(&rows);
+            }
+        }
+        Extractor::Int32Rows(e) => {
+            let mut out = vec![0i32; batch * e.width()];
+            for docs in records.chunks(batch) {
+                let rows = &mut out[..docs.len() * e.width()];
+                e.write_rows(docs, rows).expect("rows");
+                if let Some(d) = digest.as_deref_mut() {
+                    rows.iter().for_each(|&v| d.add(v as u64));
+                }
+                std::hint::black_box(&rows);
+            }
+        }
+        Extractor::Int64Rows(e) => {
+            let mut out = vec![0i64; batch * e.width()];
+            for docs in records.chunks(batch) {
+                let rows = &mut out[..docs.len() * e.width()];
+                e.write_rows(docs, rows).expect("rows");
+                if let Some(d) = digest.as_deref_mut() {
+                    rows.iter().for_each(|&v| d.add(v as u64));
+                }
+                std::hint::black_box(&rows);
+            }
+        }
+        Extractor::RaggedIds(e) => {
+            let (mut ids, mut ends) = (Vec::new(), Vec::new());
+            for docs in records.chunks(batch) {
+                ids.clear();
+                ends.clear();
+                if batch == 1 {
+                    e.append_ids(docs[0], &mut ids);
+                    ends.push(ids.len() as u64);
+                } else {
+                    e.append_id_rows(docs, &mut ids, &mut ends);
+                }
+                if let Some(d) = digest.as_deref_mut() {
+                    d.add_rows(&ends, |at| ids[at] as u64);
+                }
+                std::hint::black_box(&ids);
+            }
+        }
+        Extractor::SparseRows(e) => {
+            let (mut indices, mut values, mut ends) = (Vec::new(), Vec::new(), Vec::new());
+            let mut row = SparseRow::default();
+            for docs in records.chunks(batch) {
+                indices.clear();
+                values.clear();
+                ends.clear();
+                if batch == 1 {
+                    e.write_sparse_row(docs[0], &mut row);
+                    indices.extend_from_slice(&row.indices);
+                    values.extend_from_slice(&row.values);
+                    ends.push(indices.len() as u64);
+                } else {
+                    e.append_sparse_rows(docs, &mut indices, &mut values, &mut ends);
+                }
+                if let Some(d) = digest.as_deref_mut() {
+                    d.add_rows(&ends, |at| indices[at] ^ u64::from(values[at].to_bits()));
+                }
+                std::hint::black_box((&indices, &values));
+            }
+        }
+        Extractor::RaggedStrings(e) => {
+            let (mut bytes, mut ends, mut row_ends) = (Vec::new(), Vec::new(), Vec::new());
+            for docs in records.chunks(batch) {
+                bytes.clear();
+                ends.clear();
+                row_ends.clear();
+                e.append_string_rows(docs, &mut bytes, &mut ends, &mut row_ends);
+                if let Some(d) = digest.as_deref_mut() {
+                    let mut start = 0;
+                    d.add_rows(&row_ends, |at| {
+                        ends[at] - std::mem::replace(&mut start, ends[at])
+                    });
+                }
+                std::hint::black_box((&bytes, &ends));
+            }
+        }
+    }
+}
+
+/// FNV-1a over 64-bit values.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn add(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x0100_0000_01b3);
+    }
+
+    /// Each row of cumulative `ends` (row `r` is values `ends[r - 1]..ends[r]`),
+    /// row by row: `value(at)` of each value, then the row's length. The
+    /// same whatever the batch the ends were counted in.
+    fn add_rows(&mut self, ends: &[u64], mut value: impl FnMut(usize) -> u64) {
+        let mut start = 0;
+        for &end in ends {
+            for at in start..end as usize {
+                self.add(value(at));
+            }
+            self.add(end - start as u64);
+            start = end as usize;
+        }
+    }
+}
