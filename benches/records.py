@@ -308,6 +308,40 @@ def pipeline(lines, repeat, seed):
         os.unlink(path)
 
 
+# ---- Files that are not UTF-8 -----------------------------------------------
+
+CLIFF_JOBS = [
+    ("sklearn_word 1-2 sparse (HashingVectorizer)",
+     dict(num_buckets=1 << 18, ngram_widths=(1, 2), tokenizer="sklearn_word", lowercase=True,
+          hash="murmur3", alternate_sign=True, norm="l2", output="sparse")),
+    ("word 1-2 ids", dict(num_buckets=BUCKETS, ngram_widths=(1, 2), tokenizer="word")),
+    ("whitespace 1-2 ids", WS12),
+    ("char 3-grams", CHAR3),
+    ("sklearn_char_wb 3-5 sparse", CHAR_WB),
+]
+
+
+def cliff(repeat, seed):
+    """MB/s of the Unicode-aware tokenizers on small files, by class: text,
+    and .gz files (not UTF-8), one thread."""
+    import tensorflow as tf
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    paths = _files(["/usr/share/doc", "/usr/share/perl5", "/etc"], 100000, seed)
+    paths = [p for p in paths if 0 < os.path.getsize(p) <= 64 << 10]
+    gz = [p for p in paths if p.endswith(".gz")][:1000]
+    text = [p for p in paths if not p.endswith(".gz")][:2000]
+    classes = {"text": [_read(p) for p in text], ".gz": [_read(p) for p in gz]}
+    rows = []
+    for job, params in CLIFF_JOBS:
+        fn = rustfx_fn(params)
+        row = {"job": job}
+        for name, docs in classes.items():
+            x = tf.constant(docs)
+            row[name] = sum(map(len, docs)) / best_seconds(fn, x, repeat) / 1e6
+        rows.append(row)
+    return rows
+
+
 # ---- Report ------------------------------------------------------------------
 
 def main():
@@ -317,13 +351,15 @@ def main():
     parser.add_argument("--pipeline-lines", type=int, default=1000000)
     parser.add_argument("--thread-counts", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--part", choices=["ops", "core", "pipeline"], help=argparse.SUPPRESS)
+    parser.add_argument("--part", choices=["ops", "core", "pipeline", "cliff"],
+                        help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.part:
         result = {"ops": lambda: measure(args.threads, args.records, args.repeat, args.seed),
                   "core": lambda: core(args.records, args.repeat, args.seed),
-                  "pipeline": lambda: pipeline(args.pipeline_lines, 3, args.seed)}[args.part]()
+                  "pipeline": lambda: pipeline(args.pipeline_lines, 3, args.seed),
+                  "cliff": lambda: cliff(args.repeat, args.seed)}[args.part]()
         print(json.dumps(result))
         return
 
@@ -354,6 +390,12 @@ def main():
     for r in child("core"):
         print(f"| {r['job']} | {r['corpus']} | {r['batched'] / 1e6:.2f} | "
               f"{r['per_record'] / 1e6:.2f} | {r['mb_s']:.0f} |")
+    print("\nFiles that are not UTF-8: small files of /usr/share/doc, /usr/share/perl5 and /etc, "
+          "one thread, MB/s:\n")
+    print("| job | text | .gz | text / .gz |")
+    print("|---|---:|---:|---:|")
+    for r in child("cliff"):
+        print(f"| {r['job']} | {r['text']:.0f} | {r['.gz']:.0f} | {r['text'] / r['.gz']:.2f}x |")
     print(f"\ntf.data: TextLineDataset ({args.pipeline_lines:,} lines) -> batch(1024) -> "
           "map(FX, AUTOTUNE), 2 cores, best of 3:\n")
     print("| pipeline | lines/s | of the floor |")

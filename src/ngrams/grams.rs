@@ -23,8 +23,9 @@
 //!
 //! Bytes and the ASCII cases of `char` and `sklearn_char`, where characters
 //! are bytes, have their own block-at-a-time paths (`byte_ngrams`,
-//! `ascii_collapsed_ngrams`); `sklearn_char_wb` forms its n-grams inside
-//! each word.
+//! `ascii_collapsed_ngrams`), and `char` on other text decodes a block at
+//! a time into a buffer its n-grams are slices of (`char_ngrams`);
+//! `sklearn_char_wb` forms its n-grams inside each word.
 
 use super::scan::{ascii_lowercase_chunk, AsciiTokens, ByteClass, Chunk, CHUNK};
 use super::MAX_NGRAM_WIDTH;
@@ -332,66 +333,6 @@ impl TokenSource for AsciiWords<'_> {
         };
         out.push_text(self.tokens.text(), start, end, self.lowercase);
         true
-    }
-}
-
-/// The `char` tokenizer's units: the code points of the document, each
-/// maximal invalid UTF-8 subsequence one U+FFFD (as `from_utf8_lossy`),
-/// ASCII-lowercased on demand. Decoded lazily.
-pub(super) struct CharUnits<'a> {
-    doc: &'a [u8],
-    chunks: std::str::Utf8Chunks<'a>,
-    /// The rest of the current chunk's valid UTF-8, at `offset` in `doc`.
-    valid: &'a [u8],
-    offset: usize,
-    /// Length of the invalid bytes that end the current chunk (one U+FFFD).
-    invalid: usize,
-    lowercase: bool,
-}
-
-impl<'a> CharUnits<'a> {
-    pub(super) fn new(doc: &'a [u8], lowercase: bool) -> Self {
-        CharUnits {
-            doc,
-            chunks: doc.utf8_chunks(),
-            valid: &[],
-            offset: 0,
-            invalid: 0,
-            lowercase,
-        }
-    }
-}
-
-impl TokenSource for CharUnits<'_> {
-    #[inline]
-    fn next_token(&mut self, out: &mut TokenBuffer) -> bool {
-        loop {
-            if let Some(&lead) = self.valid.first() {
-                let start = self.offset;
-                // `valid` is valid UTF-8, so the lead byte gives the length.
-                let len = match lead {
-                    0..=0x7f => 1,
-                    0xf0.. => 4,
-                    0xe0.. => 3,
-                    _ => 2,
-                };
-                self.valid = self.valid.get(len..).unwrap_or_default();
-                self.offset += len;
-                // ASCII lowercasing leaves the bytes of other characters.
-                out.push_text(self.doc, start, start + len, self.lowercase);
-                return true;
-            }
-            if self.invalid > 0 {
-                self.offset += std::mem::take(&mut self.invalid);
-                out.push("\u{fffd}".as_bytes());
-                return true;
-            }
-            let Some(chunk) = self.chunks.next() else {
-                return false;
-            };
-            self.valid = chunk.valid().as_bytes();
-            self.invalid = chunk.invalid().len();
-        }
     }
 }
 
@@ -793,4 +734,88 @@ fn word_ngrams(
         }
     }
     ControlFlow::Continue(())
+}
+
+/// Bytes of valid UTF-8 decoded at a time by [`char_ngrams`] before their
+/// n-grams are emitted (small under test, so documents cross it).
+const CHAR_BLOCK: usize = if cfg!(test) { 61 } else { 4096 };
+
+/// Character n-grams of a document that is not ASCII (the `char`
+/// tokenizer): each maximal invalid UTF-8 subsequence is one U+FFFD, as
+/// `String::from_utf8_lossy` decodes it. The text is decoded a block at a time into
+/// `text` (valid runs copied whole, ASCII-lowercased on demand), with the
+/// start of each character in `starts`; every n-gram is then a slice of
+/// `text`, as `byte_ngrams`' are of the document. Copying each character
+/// into a [`TokenBuffer`] as a token made binaries and compressed files
+/// (mostly invalid UTF-8, and never on the ASCII path) twice as slow as
+/// text. At each character, the n-grams of every width in `widths` that
+/// end there, in order, `f` getting the position of the width too: one
+/// pass of [`TokenBuffer::emit_windows`].
+pub(super) fn char_ngrams(
+    doc: &[u8],
+    lowercase: bool,
+    widths: &[usize],
+    text: &mut Vec<u8>,
+    starts: &mut Vec<usize>,
+    f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let widest = widths.iter().copied().max().unwrap_or(1);
+    text.clear();
+    starts.clear();
+    // Characters `..emitted` of `starts` have had their n-grams emitted.
+    let mut emitted = 0;
+    let mut emit = |text: &mut Vec<u8>, starts: &mut Vec<usize>, emitted: &mut usize| {
+        for last in *emitted..starts.len() {
+            let end = starts.get(last + 1).copied().unwrap_or(text.len());
+            for (k, &width) in widths.iter().enumerate() {
+                if let Some(first) = (last + 1).checked_sub(width) {
+                    let start = starts[first];
+                    f(k, Gram::new(&text[start..], end - start))?;
+                }
+            }
+        }
+        // Keep the characters the n-grams still to come may start at.
+        let drop = starts.len().saturating_sub(widest - 1);
+        let dropped = starts.get(drop).copied().unwrap_or(text.len());
+        text.drain(..dropped);
+        starts.drain(..drop);
+        starts.iter_mut().for_each(|start| *start -= dropped);
+        *emitted = starts.len();
+        ControlFlow::Continue(())
+    };
+    for chunk in doc.utf8_chunks() {
+        let mut valid = chunk.valid().as_bytes();
+        while !valid.is_empty() {
+            // A block, ended at a character boundary.
+            let mut end = valid.len().min(CHAR_BLOCK);
+            while valid.get(end).is_some_and(|&b| b & 0xc0 == 0x80) {
+                end += 1;
+            }
+            let (block, rest) = valid.split_at(end);
+            let base = text.len();
+            starts.extend(
+                block
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &b)| b & 0xc0 != 0x80)
+                    .map(|(i, _)| base + i),
+            );
+            text.extend_from_slice(block);
+            if lowercase {
+                text[base..].make_ascii_lowercase();
+            }
+            valid = rest;
+            if text.len() >= CHAR_BLOCK {
+                emit(text, starts, &mut emitted)?;
+            }
+        }
+        if !chunk.invalid().is_empty() {
+            starts.push(text.len());
+            text.extend_from_slice("\u{fffd}".as_bytes());
+            if text.len() >= CHAR_BLOCK {
+                emit(text, starts, &mut emitted)?;
+            }
+        }
+    }
+    emit(text, starts, &mut emitted)
 }

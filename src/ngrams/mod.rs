@@ -48,8 +48,8 @@ use crate::hashing::{Fingerprint64Batch, FINGERPRINT64_BATCH};
 use crate::{Error, ErrorKind, Result};
 use count::normalize_dense;
 use grams::{
-    ascii_collapsed_ngrams, byte_ngrams, char_wb_ngrams, AsciiWords, CharUnits, Gram, PythonChars,
-    PythonWords, TokenBuffer, TokenSource,
+    ascii_collapsed_ngrams, byte_ngrams, char_ngrams, char_wb_ngrams, AsciiWords, Gram,
+    PythonChars, PythonWords, TokenBuffer, TokenSource,
 };
 use scan::ByteClass;
 use std::cell::{Cell, RefCell};
@@ -351,7 +351,11 @@ impl NgramHasher {
             Tokenizer::Char if doc.is_ascii() => {
                 byte_ngrams(doc, lowercase, widths, &mut |gram| f(0, gram))
             }
-            Tokenizer::Char => joined(None, widths, order, f, || CharUnits::new(doc, lowercase)),
+            Tokenizer::Char => with_char_buffers(|text, starts| {
+                passes(widths, order, |widths| {
+                    char_ngrams(doc, lowercase, widths, text, starts, f)
+                })
+            }),
             // On ASCII, Python's `\w` is `[A-Za-z0-9_]` and `str.lower()` is
             // ASCII lowercasing, which keeps every byte's class.
             Tokenizer::SklearnWord if doc.is_ascii() => {
@@ -726,6 +730,7 @@ thread_local! {
     // token starts plus a Vec, and moving it per document showed in the
     // profile of short records.
     static TOKEN_BUFFER: RefCell<TokenBuffer> = const { RefCell::new(TokenBuffer::new()) };
+    static CHAR_BUFFERS: RefCell<(Vec<u8>, Vec<usize>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// Runs `f` with this thread's value of `key`. The value is taken out while
@@ -763,6 +768,21 @@ fn with_token_buffer<T>(mut f: impl FnMut(&mut TokenBuffer) -> T) -> T {
         Ok(Some(out)) => out,
         // A nested call, or one during thread exit: a fresh buffer.
         _ => f(&mut TokenBuffer::new()),
+    }
+}
+
+/// Runs `f` with this thread's buffers of [`char_ngrams`] (bounded: a
+/// block of text and its character starts).
+fn with_char_buffers<T>(mut f: impl FnMut(&mut Vec<u8>, &mut Vec<usize>) -> T) -> T {
+    let kept = CHAR_BUFFERS.try_with(|cell| {
+        let mut buffers = cell.try_borrow_mut().ok()?;
+        let (text, starts) = &mut *buffers;
+        Some(f(text, starts))
+    });
+    match kept {
+        Ok(Some(out)) => out,
+        // A nested call, or one during thread exit: fresh buffers.
+        _ => f(&mut Vec::new(), &mut Vec::new()),
     }
 }
 
