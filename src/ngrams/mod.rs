@@ -49,7 +49,7 @@ use crate::{Error, ErrorKind, Result};
 use count::normalize_dense;
 use grams::{
     ascii_collapsed_ngrams, byte_ngrams, char_ngrams, char_wb_ngrams, AsciiWords, Gram,
-    PythonChars, PythonWords, TokenBuffer, TokenSource,
+    PythonChars, SklearnWords, TokenBuffer, TokenSource,
 };
 use scan::ByteClass;
 use std::cell::{Cell, RefCell};
@@ -361,12 +361,9 @@ impl NgramHasher {
             Tokenizer::SklearnWord if doc.is_ascii() => {
                 ascii_words(doc, ByteClass::NonWord, lowercase, 2, widths, order, f)
             }
-            Tokenizer::SklearnWord => {
-                let text = String::from_utf8_lossy(doc);
-                joined(space, widths, order, f, || {
-                    PythonWords::new(&text, lowercase)
-                })
-            }
+            Tokenizer::SklearnWord => joined(space, widths, order, f, || {
+                SklearnWords::new(doc, lowercase)
+            }),
             Tokenizer::SklearnChar if doc.is_ascii() => {
                 let mut buffer = Vec::new();
                 passes(widths, order, |widths| {
