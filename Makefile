@@ -5,7 +5,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
 
-.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline bench-corpus bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel
+.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel
 
 all: build
 
@@ -110,6 +110,12 @@ bench: build
 
 bench-pipeline: build
 	$(VPY) benches/pipeline.py
+
+# Short records (lines, URLs, domain names): rustfx against TF's ops and
+# scikit-learn, the core alone, the non-UTF-8 cliff, a TextLineDataset
+# pipeline (docs/performance.md, "Short records").
+bench-records: build
+	$(VPY) benches/records.py
 
 # Ray against a local tf.data pipeline, and EMBER2024 against thrember
 # (docs/corpus.md); THREMBER_PYTHON: a Python that imports thrember.

@@ -1,0 +1,91 @@
+"""Batches of many short records, which the kernels cut into chunks of
+documents, one Rust call each (cpp/rustfx_kernel.h): every extractor of the
+registry gives each record the output it gives that record alone, whatever
+the chunk boundaries, for every output kind; and the n-gram ids of short
+records equal TF's own ops."""
+
+import random
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import rustfx
+
+
+def short_records(count=20000, seed=0):
+    """Lines, names, empty strings, binary and non-UTF-8 records, 0-200
+    bytes, from this machine's files (deterministic)."""
+    rng = random.Random(seed)
+    pool = []
+    for path in ["/etc/services", "/etc/passwd", "/usr/include/stdio.h", "/bin/ls"]:
+        try:
+            with open(path, "rb") as f:
+                pool += f.read(1 << 20).split(b"\n")
+        except OSError:
+            pass
+    pool += [b"", b"x", b"www.example.com", b"\xff\xfe\x00a\xc3", "Straße ΣΑΣ".encode()]
+    return [rng.choice(pool)[:200] for _ in range(count)]
+
+
+RECORDS = short_records()
+
+
+def examples():
+    return [pytest.param(rustfx.FeatureSpec(name, **params), id=f"{name}-{i}")
+            for name, entry in rustfx.registry().items()
+            for i, params in enumerate(entry["examples"])]
+
+
+def rows(out):
+    """One comparable value per record, whatever the output kind."""
+    if isinstance(out, tf.RaggedTensor):
+        return [tuple(r) for r in out.to_list()]
+    if isinstance(out, tf.SparseTensor):
+        dense_rows = [[] for _ in range(out.dense_shape[0])]
+        for (row, col), value in zip(out.indices.numpy(), out.values.numpy()):
+            dense_rows[row].append((col, value.tobytes()))
+        return [tuple(r) for r in dense_rows]
+    return [r.tobytes() for r in out.numpy()]
+
+
+@pytest.mark.parametrize("spec", examples())
+def test_a_record_gets_the_same_output_in_any_batch(spec):
+    whole = rows(rustfx.extract(spec, tf.constant(RECORDS)))
+    assert len(whole) == len(RECORDS)
+    # Other batches, so other chunk boundaries.
+    cuts = sorted(random.Random(1).sample(range(1, len(RECORDS)), 6))
+    pieces = []
+    for start, end in zip([0] + cuts, cuts + [len(RECORDS)]):
+        pieces += rows(rustfx.extract(spec, tf.constant(RECORDS[start:end])))
+    assert pieces == whole
+    for i in random.Random(2).sample(range(len(RECORDS)), 40):
+        assert rows(rustfx.extract(spec, tf.constant([RECORDS[i]]))) == [whole[i]], i
+
+
+def test_short_record_ids_equal_tf_ops():
+    records = tf.constant(RECORDS)
+    got = rustfx.hashed_ngrams(records, num_buckets=1 << 20, ngram_widths=(1, 2))
+    want = tf.strings.to_hash_bucket_fast(
+        tf.strings.ngrams(tf.strings.split(records), [1, 2], separator=" "), 1 << 20)
+    assert got.to_list() == want.to_list()
+    got = rustfx.hashed_ngrams(records, num_buckets=1 << 20, ngram_widths=(3,),
+                               tokenizer="byte")
+    want = tf.strings.to_hash_bucket_fast(
+        tf.strings.ngrams(tf.strings.bytes_split(records), 3, separator=""), 1 << 20)
+    assert got.to_list() == want.to_list()
+    sequence = rustfx.hashed_ngrams(records, num_buckets=1 << 20, ngram_widths=(1, 2),
+                                    output="sequence", max_tokens=32)
+    np.testing.assert_array_equal(
+        sequence.numpy(),
+        rustfx.hashed_ngrams(records, num_buckets=1 << 20, ngram_widths=(1, 2))
+        .to_tensor(default_value=-1, shape=[len(RECORDS), 32]).numpy())
+
+
+def test_short_records_in_a_tf_data_pipeline():
+    spec = rustfx.FeatureSpec("hashed_ngrams", num_buckets=1 << 16, ngram_widths=[1, 2])
+    want = rows(rustfx.extract(spec, tf.constant(RECORDS)))
+    ds = (tf.data.Dataset.from_tensor_slices(RECORDS).batch(1024)
+          .map(lambda x: rustfx.extract(spec, x), num_parallel_calls=tf.data.AUTOTUNE))
+    got = [r for batch in ds for r in rows(batch)]
+    assert got == want
