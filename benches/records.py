@@ -126,7 +126,7 @@ WORD12 = dict(num_buckets=BUCKETS, ngram_widths=(1, 2), tokenizer="word", lowerc
 SEQ32 = dict(WS12, output="sequence", max_tokens=32)
 BYTE3 = dict(num_buckets=BUCKETS, ngram_widths=(3,), tokenizer="byte")
 CHAR3 = dict(num_buckets=BUCKETS, ngram_widths=(3,), tokenizer="char")
-CHAR_WB = dict(num_buckets=1 << 18, ngram_widths=(3, 5), tokenizer="sklearn_char_wb",
+CHAR_WB = dict(num_buckets=1 << 18, ngram_widths=(3, 4, 5), tokenizer="sklearn_char_wb",
                lowercase=True, hash="murmur3", alternate_sign=True, norm="l2",
                output="sparse")
 
@@ -367,7 +367,9 @@ def main():
         command = [sys.executable, __file__, "--part", part, "--threads", str(threads),
                    "--records", str(args.records), "--repeat", str(args.repeat),
                    "--pipeline-lines", str(args.pipeline_lines), "--seed", str(args.seed)]
-        out = subprocess.run(command, check=True, capture_output=True, text=True)
+        out = subprocess.run(command, capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"{' '.join(command)} failed:\n{out.stderr[-3000:]}")
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     print(f"Short records: one eager call on {args.records:,} records, best of {args.repeat}; "
