@@ -64,8 +64,8 @@ test-predict: predict
 
 # rustfx-sensor (docs/sensor.md): a model exported by rustfx.sensor.export,
 # run in pure Rust (the core's FX, then tract on model.onnx); no TF, no C++.
-# Cargo profile `sensor` (Cargo.toml, BUILD_NOTES.md): target/sensor/. One
-# build of tract, shared by the program and its unit tests.
+# Cargo profile `sensor` (Cargo.toml, BUILD_NOTES.md): target/sensor/. The
+# unit tests rebuild most of tract once (dev-dependency features), then reuse it.
 sensor:
 	cargo build --profile sensor --features sensor --bin rustfx-sensor
 	cargo test --profile sensor --features sensor --bin rustfx-sensor --no-run
