@@ -64,13 +64,14 @@ test-predict: predict
 
 # rustfx-sensor (docs/sensor.md): a model exported by rustfx.sensor.export,
 # run in pure Rust (the core's FX, then tract on model.onnx); no TF, no C++.
-# One release build of tract, shared by the program and its unit tests.
+# Cargo profile `sensor` (Cargo.toml, BUILD_NOTES.md): target/sensor/. The
+# unit tests rebuild most of tract once (dev-dependency features), then reuse it.
 sensor:
-	cargo build --release --features sensor --bin rustfx-sensor
-	cargo test --release --features sensor --bin rustfx-sensor --no-run
+	cargo build --profile sensor --features sensor --bin rustfx-sensor
+	cargo test --profile sensor --features sensor --bin rustfx-sensor --no-run
 
 test-sensor: sensor
-	cargo test --release --features sensor --bin rustfx-sensor
+	cargo test --profile sensor --features sensor --bin rustfx-sensor
 
 # The PE test corpus (tests/pe/README.md): installs the mingw-w64 cross
 # compilers if missing (Debian, needs root) and checks that the scripts

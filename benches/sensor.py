@@ -30,9 +30,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python", "demo"))
-RELEASE = os.path.join(ROOT, "target", "release")
-SENSOR = os.path.join(RELEASE, "rustfx-sensor")
-PREDICT = os.path.join(RELEASE, "rustfx-predict")
+# rustfx-sensor is built with its own cargo profile (`make sensor`, Cargo.toml).
+SENSOR = os.path.join(ROOT, "target", "sensor", "rustfx-sensor")
+PREDICT = os.path.join(ROOT, "target", "release", "rustfx-predict")
 OPS = os.path.join(ROOT, "python", "rustfx", "_rustfx_ops.so")
 SAVED = os.path.join(ROOT, "target", "demo-model")
 SENSOR_DIR = os.path.join(ROOT, "target", "demo-sensor")

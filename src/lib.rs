@@ -14,6 +14,9 @@
 pub mod batch;
 pub mod byte_features;
 pub mod byte_sequence;
+// The arguments, read loop and exit statuses of rustfx-predict and
+// rustfx-sensor; no dependency beyond the core.
+pub mod cli;
 pub mod ember2024;
 pub mod error;
 pub mod extractor;

@@ -87,7 +87,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sensor-dir", default=None,
                         help="also export the model for rustfx-sensor there (and check it "
-                             "agrees, if target/release/rustfx-sensor is built)")
+                             "agrees, if target/sensor/rustfx-sensor is built)")
     args = parser.parse_args()
     keras.utils.set_random_seed(args.seed)
 
@@ -144,7 +144,7 @@ def export_for_sensor(model, sensor_dir, paths, want):
     program is built, checks it gives Keras's outputs within 1e-5 and the
     same winners."""
     rustfx.sensor.export(model, sensor_dir)
-    sensor = os.path.join(ROOT, "target", "release", "rustfx-sensor")
+    sensor = os.path.join(ROOT, "target", "sensor", "rustfx-sensor")
     if not os.path.exists(sensor):
         print(f"exported for rustfx-sensor: {sensor_dir} (`make sensor` builds the program)")
         return

@@ -187,7 +187,7 @@ def export_for_sensor(served, sensor_dir, sample, here):
     rustfx.sensor.export(served, sensor_dir)
     with open(os.path.join(sensor_dir, "labels.txt"), "w") as f:
         f.write("\n".join(LANGUAGES) + "\n")
-    sensor = os.path.join(ROOT, "target", "release", "rustfx-sensor")
+    sensor = os.path.join(ROOT, "target", "sensor", "rustfx-sensor")
     if not os.path.exists(sensor):
         print(f"exported for rustfx-sensor: {sensor_dir} (`make sensor` builds the program)")
         return
@@ -201,7 +201,7 @@ def export_for_sensor(served, sensor_dir, sample, here):
         np.testing.assert_allclose(got, probs, rtol=0, atol=1e-5)
     print(f"exported for rustfx-sensor (pure Rust, no TF): {sensor_dir}\n"
           f"rustfx-sensor agrees on {len(sample)} files (same winners, within 1e-5); try:\n"
-          f"  target/release/rustfx-sensor --model {sensor_dir} --max-bytes {MAX_BYTES} FILE...")
+          f"  target/sensor/rustfx-sensor --model {sensor_dir} --max-bytes {MAX_BYTES} FILE...")
 
 
 def main():

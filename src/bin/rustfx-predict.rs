@@ -21,21 +21,21 @@
 
 #![deny(unsafe_code)]
 
-use rustfx::read::{check_max_bytes, read_file};
-use rustfx::text_output::{push_values, write_path};
+use rustfx::cli::{self, Args, Program};
+use rustfx::text_output::push_values;
 use rustfx::tf_c_api;
 use rustfx::tf_c_api::signature::signatures;
 use rustfx::tf_c_api::{dtype_name, Endpoint, Library, SavedModel, Tensor, TfError, Values};
-use std::ffi::{OsStr, OsString};
-use std::io::{BufWriter, Write};
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::OsString;
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: rustfx-predict --model DIR [--signature NAME] [--ops LIB | --no-ops] \
-                     [--max-bytes N] [--batch-size N] FILE...";
-
-const HELP: &str = "
+const PROGRAM: Program = Program {
+    name: "rustfx-predict",
+    usage: "usage: rustfx-predict --model DIR [--signature NAME] [--ops LIB | --no-ops] \
+            [--max-bytes N] [--batch-size N] FILE...",
+    help: "
 Runs a SavedModel signature on files: each file's raw bytes are one element
 of the signature's tf.string input; prints per file its path and the outputs.
 
@@ -52,12 +52,17 @@ of the signature's tf.string input; prints per file its path and the outputs.
 Exit status: 0 all files went through, 1 some failed (reported on stderr
 by path), 2 nothing could run. TF logs INFO lines to stderr (loader steps,
 CPU features): TF_CPP_MIN_LOG_LEVEL=1 hides most of them (TF reads it
-before main, so it must be set in the environment).";
+before main, so it must be set in the environment).",
+    version: || {
+        format!(
+            "rustfx-predict {} (TF C API from TensorFlow {} headers; running TensorFlow {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("RUSTFX_TF_C_API_VERSION"),
+            tf_c_api::version()
+        )
+    },
+};
 
-/// What `read_files` reads by default: 64 MiB.
-const DEFAULT_MAX_BYTES: u64 = 64 << 20;
-const DEFAULT_BATCH_SIZE: usize = 32;
-const MAX_BATCH_SIZE: usize = 1 << 16;
 /// The string `cpp/version.cc` compiles into the op library.
 const VERSION_MARKER: &[u8] = b"rustfx-built-against-tensorflow=";
 /// The initializer TF 2 stores among the signatures.
@@ -74,184 +79,59 @@ enum Ops {
     None,
 }
 
+/// The options only rustfx-predict takes.
 #[derive(Debug)]
-struct Args {
-    model: PathBuf,
+struct PredictOptions {
     signature: String,
     ops: Ops,
-    max_bytes: u64,
-    batch_size: usize,
-    files: Vec<OsString>,
+}
+
+impl Default for PredictOptions {
+    fn default() -> Self {
+        PredictOptions {
+            signature: "serving_default".to_string(),
+            ops: Ops::Default,
+        }
+    }
+}
+
+impl cli::Options for PredictOptions {
+    fn flag(
+        &mut self,
+        flag: &str,
+        value: &mut dyn FnMut() -> Result<OsString, String>,
+    ) -> Result<bool, String> {
+        match flag {
+            "--signature" => self.signature = value()?.to_string_lossy().into_owned(),
+            "--ops" => self.ops = Ops::Path(PathBuf::from(value()?)),
+            "--no-ops" => self.ops = Ops::None,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args_os().skip(1)) {
-        Ok(Some(args)) => args,
-        Ok(None) => return ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("rustfx-predict: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&args) {
-        Ok(0) => ExitCode::SUCCESS,
-        Ok(failed) => {
-            eprintln!(
-                "rustfx-predict: {failed} of {} files failed",
-                args.files.len()
-            );
-            ExitCode::from(1)
-        }
-        Err(message) => {
-            eprintln!("rustfx-predict: {message}");
-            ExitCode::from(2)
-        }
-    }
-}
-
-/// The arguments, or `None` if help or the version was printed.
-fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Option<Args>, String> {
-    let (mut model, mut signature, mut ops) = (None, None, Ops::Default);
-    let (mut max_bytes, mut batch_size) = (DEFAULT_MAX_BYTES, DEFAULT_BATCH_SIZE);
-    let (mut files, mut only_files) = (Vec::new(), false);
-    while let Some(arg) = args.next() {
-        let text = arg.to_string_lossy().into_owned();
-        if only_files || !(text.starts_with("--") || text == "-h") {
-            files.push(arg);
-            continue;
-        }
-        // Everything after `--` is a file, even if it starts with `--`.
-        if text == "--" {
-            only_files = true;
-            continue;
-        }
-        // --flag VALUE or --flag=VALUE (the value's bytes kept as they are).
-        let bytes = arg.as_bytes();
-        let (flag, inline) = match bytes.iter().position(|&b| b == b'=') {
-            Some(i) => (
-                &bytes[..i],
-                Some(OsStr::from_bytes(&bytes[i + 1..]).to_owned()),
-            ),
-            None => (bytes, None),
-        };
-        let flag = String::from_utf8_lossy(flag).into_owned();
-        let mut value = |name: &str| {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match flag.as_str() {
-            "--help" | "-h" => {
-                println!("{USAGE}\n{HELP}");
-                return Ok(None);
-            }
-            "--version" => {
-                println!(
-                    "rustfx-predict {} (TF C API from TensorFlow {} headers; running TensorFlow {})",
-                    env!("CARGO_PKG_VERSION"),
-                    env!("RUSTFX_TF_C_API_VERSION"),
-                    tf_c_api::version()
-                );
-                return Ok(None);
-            }
-            "--model" => model = Some(PathBuf::from(value("--model")?)),
-            "--signature" => signature = Some(value("--signature")?.to_string_lossy().into_owned()),
-            "--ops" => ops = Ops::Path(PathBuf::from(value("--ops")?)),
-            "--no-ops" => ops = Ops::None,
-            "--max-bytes" => {
-                let n = number(&value("--max-bytes")?, "--max-bytes")?;
-                max_bytes = check_max_bytes(n).map_err(|e| format!("--max-bytes: {e}"))?;
-            }
-            "--batch-size" => {
-                let n = number(&value("--batch-size")?, "--batch-size")?;
-                batch_size = usize::try_from(n)
-                    .ok()
-                    .filter(|n| (1..=MAX_BATCH_SIZE).contains(n))
-                    .ok_or_else(|| {
-                        format!("--batch-size must be in [1, {MAX_BATCH_SIZE}], got {n}")
-                    })?;
-            }
-            _ => return Err(format!("unknown option {flag}")),
-        }
-    }
-    let model = model.ok_or("--model DIR is required")?;
-    if files.is_empty() {
-        return Err("no files given".to_string());
-    }
-    Ok(Some(Args {
-        model,
-        signature: signature.unwrap_or_else(|| "serving_default".to_string()),
-        ops,
-        max_bytes,
-        batch_size,
-        files,
-    }))
-}
-
-fn number(value: &OsString, flag: &str) -> Result<i64, String> {
-    let text = value.to_string_lossy();
-    text.parse()
-        .map_err(|_| format!("{flag} needs a whole number, got '{text}'"))
+    cli::main(&PROGRAM, run)
 }
 
 /// Loads the op library, the model and its signature, then runs every
 /// batch. Returns how many files failed; `Err` if nothing could run.
-fn run(args: &Args) -> Result<usize, String> {
+fn run(args: &Args<PredictOptions>) -> Result<usize, String> {
+    let options = &args.options;
     // Kept until the end: dropping it only frees the handle, but holding it
     // says the ops are needed for as long as the model runs.
-    let _library = load_ops(&args.ops)?;
+    let _library = load_ops(&options.ops)?;
     let model = SavedModel::load(&args.model, &["serve"])
-        .map_err(|e| model_error(&args.model, &e, &args.ops))?;
-    let served = Served::new(&model, &args.signature, &args.model)?;
-
+        .map_err(|e| model_error(&args.model, &e, &options.ops))?;
+    let served = Served::new(&model, &options.signature, &args.model)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let mut failed = 0;
-    for batch in args.files.chunks(args.batch_size) {
-        let (mut paths, mut contents) = (Vec::new(), Vec::new());
-        for file in batch {
-            match read_file(file.as_bytes(), args.max_bytes) {
-                Ok(bytes) => {
-                    paths.push(file);
-                    contents.push(bytes);
-                }
-                Err(e) => {
-                    // read_file's messages name the path.
-                    eprintln!("rustfx-predict: {e}");
-                    failed += 1;
-                }
-            }
-        }
-        if paths.is_empty() {
-            continue;
-        }
-        match served.predict(&contents) {
-            Ok(rows) => {
-                for (path, row) in paths.iter().zip(rows) {
-                    write_path(&mut out, path.as_bytes())
-                        .and_then(|()| writeln!(out, "{row}"))
-                        .map_err(|e| format!("cannot write the output: {e}"))?;
-                }
-            }
-            Err(e) => {
-                let named: Vec<String> = paths
-                    .iter()
-                    .map(|p| format!("'{}'", p.to_string_lossy()))
-                    .collect();
-                eprintln!(
-                    "rustfx-predict: the model failed on a batch of {} files ({}): {e}{}",
-                    paths.len(),
-                    named.join(", "),
-                    run_hint(&e)
-                );
-                failed += paths.len();
-            }
-        }
-        // Each batch's lines as soon as they are known.
-        out.flush()
-            .map_err(|e| format!("cannot write the output: {e}"))?;
-    }
-    Ok(failed)
+    cli::score_files(&PROGRAM, args, &mut out, |contents| {
+        served.predict(contents).map_err(|e| {
+            let hint = run_hint(&e);
+            e + hint
+        })
+    })
 }
 
 /// Loads the op library `ops` names, after checking it was built for the
@@ -516,8 +396,8 @@ fn format_values(values: &Values, range: std::ops::Range<usize>, out: &mut Strin
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Option<Args>, String> {
-        parse_args(args.iter().map(OsString::from))
+    fn parse(args: &[&str]) -> Result<Option<Args<PredictOptions>>, String> {
+        cli::parse_args(&PROGRAM, args.iter().map(OsString::from))
     }
 
     #[test]
@@ -534,15 +414,28 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(args.model, PathBuf::from("m"));
-        assert_eq!(args.signature, "serving_default");
-        assert_eq!(args.ops, Ops::Path("lib.so".into()));
-        assert_eq!((args.batch_size, args.max_bytes), (2, DEFAULT_MAX_BYTES));
+        assert_eq!(args.options.signature, "serving_default");
+        assert_eq!(args.options.ops, Ops::Path("lib.so".into()));
+        assert_eq!(
+            (args.batch_size, args.max_bytes),
+            (2, cli::DEFAULT_MAX_BYTES)
+        );
         assert_eq!(args.files, ["a", "b"]);
 
-        let args = parse(&["--no-ops", "--model", "m", "--", "--x", "y"])
-            .unwrap()
-            .unwrap();
-        assert_eq!(args.ops, Ops::None);
+        let args = parse(&[
+            "--no-ops",
+            "--signature",
+            "s",
+            "--model",
+            "m",
+            "--",
+            "--x",
+            "y",
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(args.options.ops, Ops::None);
+        assert_eq!(args.options.signature, "s");
         assert_eq!(args.files, ["--x", "y"]);
     }
 
@@ -550,20 +443,7 @@ mod tests {
     fn bad_arguments_say_what_is_wrong() {
         for (args, message) in [
             (&["a"][..], "--model DIR is required"),
-            (&["--model", "m"], "no files given"),
-            (&["--model"], "--model needs a value"),
-            (
-                &["--model", "m", "--batch-size", "0", "a"],
-                "--batch-size must be in",
-            ),
-            (
-                &["--model", "m", "--max-bytes", "-1", "a"],
-                "max_bytes must be in",
-            ),
-            (
-                &["--model", "m", "--max-bytes", "x", "a"],
-                "needs a whole number",
-            ),
+            (&["--model", "m", "--ops"], "--ops needs a value"),
             (
                 &["--model", "m", "--frobnicate", "a"],
                 "unknown option --frobnicate",

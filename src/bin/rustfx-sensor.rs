@@ -18,20 +18,19 @@
 
 #![deny(unsafe_code)]
 
-use rustfx::read::{check_max_bytes, read_file};
+use rustfx::cli::{self, Args, Program};
 use rustfx::sensor::features::FeatureRows;
 use rustfx::sensor::{Model, OutputValues};
-use rustfx::text_output::{push_values, write_path};
-use std::ffi::{OsStr, OsString};
-use std::io::{BufWriter, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use rustfx::text_output::push_values;
+use std::ffi::OsString;
+use std::io::BufWriter;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: rustfx-sensor --model DIR [--max-bytes N] [--batch-size N] \
-                     [--features] FILE...";
-
-const HELP: &str = "
+const PROGRAM: Program = Program {
+    name: "rustfx-sensor",
+    usage: "usage: rustfx-sensor --model DIR [--max-bytes N] [--batch-size N] \
+            [--features] FILE...",
+    help: "
 Runs a model exported by rustfx.sensor.export on files, in pure Rust: each
 file's raw bytes go through the model's rustfx features (features.json),
 then its network (model.onnx, run by tract); prints per file its path and
@@ -45,184 +44,51 @@ the outputs.
                     input) instead of the model's outputs
 
 Exit status: 0 all files went through, 1 some failed (reported on stderr
-by path), 2 nothing could run.";
+by path), 2 nothing could run.",
+    version: || format!("rustfx-sensor {}", env!("CARGO_PKG_VERSION")),
+};
 
-/// What `read_files` reads by default: 64 MiB.
-const DEFAULT_MAX_BYTES: u64 = 64 << 20;
-const DEFAULT_BATCH_SIZE: usize = 32;
-const MAX_BATCH_SIZE: usize = 1 << 16;
-
-#[derive(Debug)]
-struct Args {
-    model: PathBuf,
-    max_bytes: u64,
-    batch_size: usize,
+/// The options only rustfx-sensor takes.
+#[derive(Debug, Default)]
+struct SensorOptions {
+    /// `--features`: print the features instead of the outputs.
     features: bool,
-    files: Vec<OsString>,
+}
+
+impl cli::Options for SensorOptions {
+    fn flag(
+        &mut self,
+        flag: &str,
+        _value: &mut dyn FnMut() -> Result<OsString, String>,
+    ) -> Result<bool, String> {
+        match flag {
+            "--features" => self.features = true,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
 }
 
 fn main() -> ExitCode {
     // Panics inside tract are caught and reported as errors naming the
     // model file; the default hook would print them a second time.
     std::panic::set_hook(Box::new(|_| {}));
-    let args = match parse_args(std::env::args_os().skip(1)) {
-        Ok(Some(args)) => args,
-        Ok(None) => return ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("rustfx-sensor: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&args) {
-        Ok(0) => ExitCode::SUCCESS,
-        Ok(failed) => {
-            eprintln!(
-                "rustfx-sensor: {failed} of {} files failed",
-                args.files.len()
-            );
-            ExitCode::from(1)
-        }
-        Err(message) => {
-            eprintln!("rustfx-sensor: {message}");
-            ExitCode::from(2)
-        }
-    }
-}
-
-/// The arguments, or `None` if help or the version was printed.
-fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Option<Args>, String> {
-    let mut model = None;
-    let (mut max_bytes, mut batch_size) = (DEFAULT_MAX_BYTES, DEFAULT_BATCH_SIZE);
-    let (mut files, mut only_files, mut features) = (Vec::new(), false, false);
-    while let Some(arg) = args.next() {
-        let text = arg.to_string_lossy().into_owned();
-        if only_files || !(text.starts_with("--") || text == "-h") {
-            files.push(arg);
-            continue;
-        }
-        // Everything after `--` is a file, even if it starts with `--`.
-        if text == "--" {
-            only_files = true;
-            continue;
-        }
-        // --flag VALUE or --flag=VALUE (the value's bytes kept as they are).
-        let bytes = arg.as_bytes();
-        let (flag, inline) = match bytes.iter().position(|&b| b == b'=') {
-            Some(i) => (
-                &bytes[..i],
-                Some(OsStr::from_bytes(&bytes[i + 1..]).to_owned()),
-            ),
-            None => (bytes, None),
-        };
-        let flag = String::from_utf8_lossy(flag).into_owned();
-        let mut value = |name: &str| {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match flag.as_str() {
-            "--help" | "-h" => {
-                println!("{USAGE}\n{HELP}");
-                return Ok(None);
-            }
-            "--version" => {
-                println!("rustfx-sensor {}", env!("CARGO_PKG_VERSION"));
-                return Ok(None);
-            }
-            "--model" => model = Some(PathBuf::from(value("--model")?)),
-            "--features" => features = true,
-            "--max-bytes" => {
-                let n = number(&value("--max-bytes")?, "--max-bytes")?;
-                max_bytes = check_max_bytes(n).map_err(|e| format!("--max-bytes: {e}"))?;
-            }
-            "--batch-size" => {
-                let n = number(&value("--batch-size")?, "--batch-size")?;
-                batch_size = usize::try_from(n)
-                    .ok()
-                    .filter(|n| (1..=MAX_BATCH_SIZE).contains(n))
-                    .ok_or_else(|| {
-                        format!("--batch-size must be in [1, {MAX_BATCH_SIZE}], got {n}")
-                    })?;
-            }
-            _ => return Err(format!("unknown option {flag}")),
-        }
-    }
-    let model = model.ok_or("--model DIR is required")?;
-    if files.is_empty() {
-        return Err("no files given".to_string());
-    }
-    Ok(Some(Args {
-        model,
-        max_bytes,
-        batch_size,
-        features,
-        files,
-    }))
-}
-
-fn number(value: &OsString, flag: &str) -> Result<i64, String> {
-    let text = value.to_string_lossy();
-    text.parse()
-        .map_err(|_| format!("{flag} needs a whole number, got '{text}'"))
+    cli::main(&PROGRAM, run)
 }
 
 /// Loads the model, then runs every batch. Returns how many files failed;
 /// `Err` if nothing could run.
-fn run(args: &Args) -> Result<usize, String> {
+fn run(args: &Args<SensorOptions>) -> Result<usize, String> {
     let model = Model::load(&args.model).map_err(|e| format!("cannot load the model: {e}"))?;
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let mut failed = 0;
-    for batch in args.files.chunks(args.batch_size) {
-        let (mut paths, mut contents) = (Vec::new(), Vec::new());
-        for file in batch {
-            match read_file(file.as_bytes(), args.max_bytes) {
-                Ok(bytes) => {
-                    paths.push(file);
-                    contents.push(bytes);
-                }
-                Err(e) => {
-                    // read_file's messages name the path.
-                    eprintln!("rustfx-sensor: {e}");
-                    failed += 1;
-                }
-            }
-        }
-        if paths.is_empty() {
-            continue;
-        }
+    cli::score_files(&PROGRAM, args, &mut out, |contents| {
         let docs: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
-        let rows = if args.features {
+        if args.options.features {
             Ok(feature_rows(&model, &docs))
         } else {
             output_rows(&model, &docs)
-        };
-        match rows {
-            Ok(rows) => {
-                for (path, row) in paths.iter().zip(rows) {
-                    write_path(&mut out, path.as_bytes())
-                        .and_then(|()| writeln!(out, "{row}"))
-                        .map_err(|e| format!("cannot write the output: {e}"))?;
-                }
-            }
-            Err(e) => {
-                let named: Vec<String> = paths
-                    .iter()
-                    .map(|p| format!("'{}'", p.to_string_lossy()))
-                    .collect();
-                eprintln!(
-                    "rustfx-sensor: the model failed on a batch of {} files ({}): {e}",
-                    paths.len(),
-                    named.join(", ")
-                );
-                failed += paths.len();
-            }
         }
-        // Each batch's lines as soon as they are known.
-        out.flush()
-            .map_err(|e| format!("cannot write the output: {e}"))?;
-    }
-    Ok(failed)
+    })
 }
 
 /// Per file, `\tKEY=values` for each output, sorted by key.
@@ -278,9 +144,10 @@ fn push_key(row: &mut String, key: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
-    fn parse(args: &[&str]) -> Result<Option<Args>, String> {
-        parse_args(args.iter().map(OsString::from))
+    fn parse(args: &[&str]) -> Result<Option<Args<SensorOptions>>, String> {
+        cli::parse_args(&PROGRAM, args.iter().map(OsString::from))
     }
 
     #[test]
@@ -289,10 +156,14 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(args.model, PathBuf::from("m"));
-        assert_eq!((args.batch_size, args.max_bytes), (2, DEFAULT_MAX_BYTES));
-        assert!(args.features);
+        assert_eq!(
+            (args.batch_size, args.max_bytes),
+            (2, cli::DEFAULT_MAX_BYTES)
+        );
+        assert!(args.options.features);
         assert_eq!(args.files, ["a", "b"]);
         let args = parse(&["--model", "m", "--", "--x"]).unwrap().unwrap();
+        assert!(!args.options.features);
         assert_eq!(args.files, ["--x"]);
     }
 
@@ -301,18 +172,9 @@ mod tests {
         for (args, message) in [
             (&["a"][..], "--model DIR is required"),
             (&["--model", "m"], "no files given"),
-            (&["--model"], "--model needs a value"),
             (
                 &["--model", "m", "--batch-size", "0", "a"],
                 "--batch-size must be in",
-            ),
-            (
-                &["--model", "m", "--max-bytes", "-1", "a"],
-                "max_bytes must be in",
-            ),
-            (
-                &["--model", "m", "--max-bytes", "x", "a"],
-                "needs a whole number",
             ),
             (&["--model", "m", "--ops", "a"], "unknown option --ops"),
         ] {

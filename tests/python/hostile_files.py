@@ -141,6 +141,35 @@ def short_tmpdir():
     return tempfile.mkdtemp(prefix="rfx-", dir="/tmp")
 
 
+def unreadable_files(tmp_path):
+    """{path: what its error says} for files a command-line program
+    (rustfx-predict, rustfx-sensor) must report by path without blocking: a
+    missing file, a directory, a FIFO with no writer, /proc/self/mem,
+    /dev/zero, and (not as root, who reads it anyway) a mode-000 file."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no writer: opening it for reading would block
+    bad = {str(tmp_path / "missing"): "No such file",
+           str(tmp_path): "is a directory",
+           str(fifo): "is a FIFO",
+           "/proc/self/mem": "Input/output error",
+           "/dev/zero": "is a character device"}
+    if os.geteuid() != 0:
+        locked = tmp_path / "locked"
+        locked.write_bytes(b"secret")
+        locked.chmod(0)
+        bad[str(locked)] = "Permission denied"
+    return bad
+
+
+def assert_each_reported(stderr, bad, total):
+    """Each of `bad` ({path: reason}) has a stderr line naming it with its
+    reason, and the summary counts them out of `total` files."""
+    for path, reason in bad.items():
+        line = next((l for l in stderr.splitlines() if f"'{path}'" in l), None)
+        assert line is not None and reason in line, (path, stderr[-3000:])
+    assert f"{len(bad)} of {total} files failed" in stderr
+
+
 # ---- garbage documents ---------------------------------------------------------
 
 INVALID_UTF8 = {

@@ -20,6 +20,7 @@ import tensorflow as tf
 
 import rustfx
 from rustfx import _loader
+from hostile_files import assert_each_reported, unreadable_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PREDICT = os.path.join(ROOT, "target", "release", "rustfx-predict")
@@ -199,27 +200,13 @@ def test_without_the_op_library_the_error_says_what_to_do(predict, model, files)
 
 def test_bad_files_are_reported_and_the_rest_go_through(predict, model, loaded, files,
                                                         tmp_path):
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)  # no writer: opening it for reading would block
     good = [files[0], files[1]]
-    bad = {str(tmp_path / "missing"): "No such file",
-           str(tmp_path): "is a directory",
-           str(fifo): "is a FIFO",
-           "/proc/self/mem": "Input/output error",
-           "/dev/zero": "is a character device"}
-    if os.geteuid() != 0:  # root reads a mode-000 file anyway
-        locked = tmp_path / "locked"
-        locked.write_bytes(b"secret")
-        locked.chmod(0)
-        bad[str(locked)] = "Permission denied"
+    bad = unreadable_files(tmp_path)
     order = [good[0], *bad, good[1]]
     out = run(predict, "--ops", OPS, "--model", model, *order)
     stderr = out.stderr.decode()
     assert out.returncode == 1, stderr[-3000:]
-    for path, reason in bad.items():
-        line = next((l for l in stderr.splitlines() if f"'{path}'" in l), None)
-        assert line is not None and reason in line, (path, stderr[-3000:])
-    assert f"{len(bad)} of {len(order)} files failed" in stderr
+    assert_each_reported(stderr, bad, len(order))
     check_against_python(out.stdout, loaded, good, [open(f, "rb").read() for f in good])
 
 

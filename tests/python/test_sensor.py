@@ -1,7 +1,7 @@
 """rustfx-sensor: a Keras model with rustfx layers, exported by
 rustfx.sensor.export (features.json + model.onnx) and run in pure Rust.
 
-`make sensor` builds target/release/rustfx-sensor (cargo feature `sensor`:
+`make sensor` builds target/sensor/rustfx-sensor (cargo feature `sensor`:
 the core's FX, then tract on model.onnx). Its features must equal the ops'
 bit for bit; its outputs must equal Keras's within 1e-5 (absolute) with the
 same argmax; every bad model directory, model file or input file must give
@@ -21,10 +21,11 @@ import tensorflow as tf
 import rustfx
 from rustfx import _loader
 from rustfx.sensor import ExportError, export
+from hostile_files import assert_each_reported, unreadable_files
 from test_predict import assert_bit_equal, parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SENSOR = os.path.join(ROOT, "target", "release", "rustfx-sensor")
+SENSOR = os.path.join(ROOT, "target", "sensor", "rustfx-sensor")
 # Keras vs tract: float32 sums in another order. The bound the issue sets.
 ATOL = 1e-5
 
@@ -169,22 +170,13 @@ def test_bad_files_are_reported_and_the_rest_go_through(sensor, exported, files,
     """As rustfx-predict: never blocks on a FIFO or /dev/zero, names each
     file that failed, exit status 1, the good files still printed."""
     model, path, _ = exported
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)  # no writer: opening it for reading would block
     good = [files[0], files[1]]
-    bad = {str(tmp_path / "missing"): "No such file",
-           str(tmp_path): "is a directory",
-           str(fifo): "is a FIFO",
-           "/proc/self/mem": "Input/output error",
-           "/dev/zero": "is a character device"}
+    bad = unreadable_files(tmp_path)
     order = [good[0], *bad, good[1]]
     out = run(sensor, "--model", path, *order)
     stderr = out.stderr.decode()
     assert out.returncode == 1, stderr[-3000:]
-    for bad_path, reason in bad.items():
-        line = next((l for l in stderr.splitlines() if f"'{bad_path}'" in l), None)
-        assert line is not None and reason in line, (bad_path, stderr[-3000:])
-    assert f"{len(bad)} of {len(order)} files failed" in stderr
+    assert_each_reported(stderr, bad, len(order))
     check_outputs(out.stdout, model, good, contents_of(good))
 
 
