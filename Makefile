@@ -68,10 +68,11 @@ test-predict: predict
 # unit tests rebuild most of tract once (dev-dependency features), then reuse it.
 sensor:
 	cargo build --profile sensor --features sensor --bin rustfx-sensor
-	cargo test --profile sensor --features sensor --bin rustfx-sensor --no-run
+	cargo test --profile sensor --features sensor --lib --bin rustfx-sensor --no-run
 
 test-sensor: sensor
-	cargo test --profile sensor --features sensor --bin rustfx-sensor
+	# The library's tests too: src/sensor/tests.rs needs the feature.
+	cargo test --profile sensor --features sensor --lib --bin rustfx-sensor
 
 # The PE test corpus (tests/pe/README.md): installs the mingw-w64 cross
 # compilers if missing (Debian, needs root) and checks that the scripts
