@@ -11,7 +11,7 @@
 //! the records and their bytes, and a digest of the output (the same in
 //! both modes, or the bench fails).
 
-use rustfx::extractor::Extractor;
+use rustfx::extractor::{Extractor, RowExtractor};
 use rustfx::ngrams::SparseRow;
 use std::time::Instant;
 
@@ -73,38 +73,10 @@ fn main() {
 fn run(extractor: &Extractor, records: &[&[u8]], batch: usize, mut digest: Option<&mut Fnv>) {
     match extractor {
         Extractor::Float32Rows(e) => {
-            let mut out = vec![0f32; batch * e.width()];
-            for docs in records.chunks(batch) {
-                let rows = &mut out[..docs.len() * e.width()];
-                e.write_rows(docs, rows).expect("rows");
-                if let Some(d) = digest.as_deref_mut() {
-                    rows.iter().for_each(|v| d.add(u64::from(v.to_bits())));
-                }
-                std::hint::black_box(&rows);
-            }
+            dense_rows(&**e, records, batch, digest, |v| u64::from(v.to_bits()))
         }
-        Extractor::Int32Rows(e) => {
-            let mut out = vec![0i32; batch * e.width()];
-            for docs in records.chunks(batch) {
-                let rows = &mut out[..docs.len() * e.width()];
-                e.write_rows(docs, rows).expect("rows");
-                if let Some(d) = digest.as_deref_mut() {
-                    rows.iter().for_each(|&v| d.add(v as u64));
-                }
-                std::hint::black_box(&rows);
-            }
-        }
-        Extractor::Int64Rows(e) => {
-            let mut out = vec![0i64; batch * e.width()];
-            for docs in records.chunks(batch) {
-                let rows = &mut out[..docs.len() * e.width()];
-                e.write_rows(docs, rows).expect("rows");
-                if let Some(d) = digest.as_deref_mut() {
-                    rows.iter().for_each(|&v| d.add(v as u64));
-                }
-                std::hint::black_box(&rows);
-            }
-        }
+        Extractor::Int32Rows(e) => dense_rows(&**e, records, batch, digest, |v| v as u64),
+        Extractor::Int64Rows(e) => dense_rows(&**e, records, batch, digest, |v| v as u64),
         Extractor::RaggedIds(e) => {
             let (mut ids, mut ends) = (Vec::new(), Vec::new());
             for docs in records.chunks(batch) {
@@ -159,6 +131,26 @@ fn run(extractor: &Extractor, records: &[&[u8]], batch: usize, mut digest: Optio
                 std::hint::black_box((&bytes, &ends));
             }
         }
+    }
+}
+
+/// [`run`] for a fixed-width extractor: `bits` turns a value into what the
+/// digest takes.
+fn dense_rows<T: Copy + Default + Send>(
+    e: &dyn RowExtractor<Value = T>,
+    records: &[&[u8]],
+    batch: usize,
+    mut digest: Option<&mut Fnv>,
+    bits: impl Fn(T) -> u64,
+) {
+    let mut out = vec![T::default(); batch * e.width()];
+    for docs in records.chunks(batch) {
+        let rows = &mut out[..docs.len() * e.width()];
+        e.write_rows(docs, rows).expect("rows");
+        if let Some(d) = digest.as_deref_mut() {
+            rows.iter().for_each(|&v| d.add(bits(v)));
+        }
+        std::hint::black_box(&rows);
     }
 }
 
