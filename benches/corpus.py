@@ -39,7 +39,7 @@ import uuid
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-THREMBER_DIR = os.path.join(ROOT, "..", "..", "shared", "oracles", "thrember")
+THREMBER_DIR = os.path.join(ROOT, "..", "shared", "oracles", "thrember")
 PATTERNS = ["/usr/lib/python3*/**/*", "/usr/share/**/*", "/usr/include/**/*", "/usr/bin/*",
             "/usr/lib/x86_64-linux-gnu/*"]
 MAX_SIZE = 4 << 20
@@ -146,10 +146,15 @@ def machine_files(count, seed=0):
     return sorted(found[:count])
 
 
-def pe_files():
-    """The PE test corpus and the Windows launchers shipped in Python installs."""
+def pe_files(extra_dirs=()):
+    """The PE test corpus, the Windows launchers shipped in Python installs,
+    and the files of --pe-dir (e.g. the DLLs of Windows wheels:
+    benches/pe_from_wheels.py)."""
     found = {p for p in glob.glob(os.path.join(ROOT, "tests", "golden", "pe", "**", "*"),
                                   recursive=True) if os.path.isfile(p)}
+    for d in extra_dirs:
+        found |= {os.path.join(d, n) for n in os.listdir(d)
+                  if os.path.isfile(os.path.join(d, n))}
     for pattern in ("/usr/lib/python3*/**/*.exe", os.path.expanduser("~/.pyenv/versions/**/*.exe"),
                     os.path.join(ROOT, ".venv", "lib", "**", "*.exe")):
         found |= {p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p)}
@@ -213,6 +218,8 @@ def main():
     parser.add_argument("--shard-size", type=int, default=1000)
     parser.add_argument("--thrember-python", default=os.environ.get("THREMBER_PYTHON"))
     parser.add_argument("--thrember-dir", default=THREMBER_DIR)
+    parser.add_argument("--pe-dir", action="append", default=[],
+                        help="more PE files for the EMBER2024 part (repeatable)")
     parser.add_argument("--parts", default="machine,pe",
                         help="which parts to run: machine (Ray vs tf.data), pe (vs thrember)")
     args = parser.parse_args()
@@ -257,7 +264,7 @@ def machine_part(args, files, total, listing, work, cores):
 
 
 def pe_part(args, work, cores):
-    pes = pe_files()
+    pes = pe_files(args.pe_dir)
     pe_listing = os.path.join(work, "pe.txt")
     with open(pe_listing, "w") as f:
         f.write("".join(p + "\n" for p in pes))
@@ -265,8 +272,9 @@ def pe_part(args, work, cores):
         json.dump(pes, f)
     warm(pes)
     pe_total = sum(os.path.getsize(p) for p in pes)
-    print(f"\n## EMBER2024 vectors: {len(pes)} PE files (tests/golden/pe and Windows "
-          f"launchers of Python installs), {pe_total / 1e6:,.1f} MB\n")
+    print(f"\n## EMBER2024 vectors: {len(pes)} PE files (tests/golden/pe, Windows "
+          f"launchers of Python installs, {', '.join(args.pe_dir) or 'no --pe-dir'}), "
+          f"{pe_total / 1e6:,.1f} MB\n")
     print(HEADER)
     tf_out = os.path.join(work, "pe-tf_data.parquet")
     job = ["ember2024", pe_listing, tf_out]

@@ -5,9 +5,10 @@
 //! kernels in `cpp/` call, so the same bytes give the same features in a
 //! TensorFlow graph and in a pure-Rust program.
 #![deny(missing_docs)]
-// No hand-written unsafe code but one call: `hashing` calls its AVX-512
-// lanes after detecting the CPU features at run time (the only precondition
-// of a `target_feature` function). The rest is what cxx generates for the
+// No hand-written unsafe code but two calls: `hashing` calls its AVX-512
+// lanes and `sha256` its SHA-extension block function after detecting the
+// CPU features at run time (the only precondition of a `target_feature`
+// function). The rest is what cxx generates for the
 // FFI glue in `bridge`, and, with the `predict` feature, `tf_c_api::ffi`.
 #![deny(unsafe_code)]
 
