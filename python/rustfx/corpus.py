@@ -4,10 +4,13 @@
 
 lists INPUT, sorts the paths, cuts the sorted list into shards of
 `shard_size` paths (shard i = paths[i*S:(i+1)*S]) and has Ray actors
-extract each shard and commit it as OUT/part-<i>.parquet (or .tfrecord):
-written under a temporary name, then renamed, so a shard is either absent
-or complete. A rerun skips the shards already committed, so after a crash,
-a Ctrl-C or a lost node every path ends up in exactly one committed row.
+extract each shard and commit it as OUT/part-<i>.parquet (or .tfrecord),
+so that a shard is either absent or complete: in a local (or shared)
+directory it is written under a temporary name and renamed; in an object
+store (OUT a URI: s3://bucket/prefix, gs://...) it is uploaded whole to
+its final key (_OutputDir). A rerun skips the shards already committed, so
+after a crash, a Ctrl-C or a lost node every path ends up in exactly one
+committed row.
 OUT/spec.json holds the feature set, the format, the shard size and a
 digest of the sorted input list; a rerun with other ones is refused (the
 shards would no longer line up). docs/corpus.md says why this design and
@@ -23,11 +26,14 @@ read batch of contents, never a shard's.
 """
 
 import argparse
+import contextlib
+import fnmatch
 import glob
 import hashlib
 import json
 import os
 import sys
+import tempfile
 import time
 import uuid
 
@@ -443,24 +449,135 @@ def extract_dataset(paths, feature_set, *, column="path", max_bytes=None, on_err
         batch_size=batch_size, batch_format="numpy", concurrency=concurrency, num_cpus=1)
 
 
+# ---- The output directory: local, or a prefix in an object store ------------------
+
+#: The pyarrow filesystems (type_name) that --output may name by URI besides
+#: local ones: object stores, where an object appears whole or not at all
+#: (elsewhere, HDFS say, a file being written shows at its final path).
+_OBJECT_STORES = ("s3", "gcs")
+#: Marks a file staged beside its final name in a local OUT (stale if left).
+_STAGED = ".tmp-"
+
+
+class _OutputDir:
+    """OUT through a pyarrow filesystem: a local directory (a path or a
+    file:// URI) or a prefix in an object store (s3://bucket/prefix, gs://;
+    pyarrow's URI query parameters such as ?endpoint_override=HOST:PORT
+    &scheme=http&region=R pass through). `committing` makes a file appear
+    whole or not at all:
+
+    - local: written under a temporary name beside its final one, fsynced,
+      renamed (a POSIX rename is atomic);
+    - object store: there is no rename (S3 would copy and delete), but an
+      object becomes visible only once its upload (one PUT, or a completed
+      multipart upload) is done, so the file goes straight to its final
+      key. It is staged in a local temporary file and uploaded once
+      complete, not streamed: pyarrow's output streams have no abort, and
+      closing one, on an exception too, completes the upload
+      (apache/arrow#40502), so a shard that failed midway would become a
+      short object. A writer killed during the upload leaves no object."""
+
+    def __init__(self, output):
+        from pyarrow import fs as pafs
+        if "://" in output:
+            self.filesystem, base = pafs.FileSystem.from_uri(output)
+            self.scheme = output.split("://", 1)[0]
+        else:
+            self.filesystem, base = pafs.LocalFileSystem(), os.path.abspath(output)
+            output, self.scheme = base, None
+        self.output = output  # what a worker opens it by: a URI or an absolute path
+        self.base = base
+        self.is_local = self.filesystem.type_name == "local"
+        if not self.is_local and self.filesystem.type_name not in _OBJECT_STORES:
+            raise ValueError(f"--output {output!r}: a {self.filesystem.type_name} filesystem; "
+                             f"an output is a local directory or an s3:// or gs:// URI")
+
+    def path(self, name):
+        """`name`'s path in the filesystem."""
+        return f"{self.base.rstrip('/')}/{name}"
+
+    def location(self, name=""):
+        """OUT, or `name` in it, as messages show it: a path, or a URI
+        without its query."""
+        where = self.path(name) if name else self.base
+        return where if self.is_local else f"{self.scheme}://{where}"
+
+    def create(self):
+        self.filesystem.create_dir(self.base, recursive=True)
+
+    def names(self):
+        """The names of OUT's files (not below its subdirectories), sorted."""
+        from pyarrow import fs as pafs
+        infos = self.filesystem.get_file_info(pafs.FileSelector(self.base, allow_not_found=True))
+        return sorted(i.base_name for i in infos if i.type == pafs.FileType.File)
+
+    def is_file(self, name):
+        from pyarrow import fs as pafs
+        return self.filesystem.get_file_info(self.path(name)).type == pafs.FileType.File
+
+    def open(self, name):
+        """`name` opened for random access reads (Parquet footers)."""
+        return self.filesystem.open_input_file(self.path(name))
+
+    def read_json(self, name):
+        with self.open(name) as f:
+            return json.loads(f.read())
+
+    @contextlib.contextmanager
+    def committing(self, name):
+        """A local path to write `name` to, committed as OUT/name (see the
+        class doc) when the block ends without an exception; else dropped."""
+        from pyarrow import fs as pafs
+        if self.is_local:  # beside its final name: a rename within one filesystem
+            staged = self.path(f"{name}{_STAGED}{uuid.uuid4().hex}")
+        else:
+            staged = os.path.join(tempfile.gettempdir(), f"rustfx-{uuid.uuid4().hex}-{name}")
+        try:
+            yield staged
+            if self.is_local:
+                with open(staged, "rb") as f:
+                    os.fsync(f.fileno())
+                os.replace(staged, self.path(name))
+            else:
+                pafs.copy_files(staged, self.path(name),
+                                source_filesystem=pafs.LocalFileSystem(),
+                                destination_filesystem=self.filesystem)
+        finally:
+            if os.path.exists(staged):
+                os.unlink(staged)
+
+    def delete_stale_staged(self):
+        """Deletes what writers killed before their rename left in a local
+        OUT (one job per OUT at a time). An object store holds none: a
+        killed writer's staged file is in its node's temporary directory."""
+        for name in self.names():
+            if _STAGED in name:
+                self.filesystem.delete_file(self.path(name))
+
+
 # ---- Shards -----------------------------------------------------------------------
 
 def shard_name(index, fmt):
     return f"part-{index:05d}.{fmt}"
 
 
-def _committed(output, index, fmt, expected_rows, feature_set_json):
-    """Whether shard `index` is committed: present (a rename is atomic)
+def _shard_names(out_dir, fmt):
+    return [n for n in out_dir.names() if fnmatch.fnmatchcase(n, f"part-*.{fmt}")]
+
+
+def _committed(out_dir, index, fmt, expected_rows, feature_set_json):
+    """Whether shard `index` is committed: present (a commit is atomic)
     and, for Parquet, with a readable footer of the expected rows and
     feature set."""
-    path = os.path.join(output, shard_name(index, fmt))
-    if not os.path.isfile(path):
+    name = shard_name(index, fmt)
+    if not out_dir.is_file(name):
         return False
     if fmt != "parquet":
         return True
     import pyarrow.parquet as pq
     try:
-        meta = pq.read_metadata(path)
+        with out_dir.open(name) as f:
+            meta = pq.read_metadata(f)
     except Exception:  # noqa: BLE001 - unreadable: not committed, redo it
         return False
     stored = (meta.metadata or {}).get(METADATA_KEY, b"").decode()
@@ -519,8 +636,9 @@ def _float_feature(values):
 
 class _WriteShards(_Worker):
     """map_batches UDF: each row a shard (index, paths); extracts it and
-    commits OUT/part-<index>.<fmt> by rename; returns one summary row per
-    shard. A shard found committed (a retried task) is not rewritten.
+    commits OUT/part-<index>.<fmt> (_OutputDir.committing); returns one
+    summary row per shard. A shard found committed (a retried task) is not
+    rewritten.
 
     A shard is streamed: each read batch's rows go to the open file (Parquet
     rows buffered up to ROW_GROUP_BYTES per row group), so the worker holds
@@ -530,11 +648,11 @@ class _WriteShards(_Worker):
     def __init__(self, feature_set_json, output, fmt, max_bytes, on_error, threads,
                  read_batch_bytes=None):
         super().__init__(feature_set_json, max_bytes, on_error, threads, read_batch_bytes)
-        self.output, self.fmt = output, fmt
+        self.out_dir, self.fmt = _OutputDir(output), fmt
         self.feature_set_json = feature_set_json
 
-    def _write(self, paths, tmp):
-        """Writes the rows of `paths` to `tmp`; returns (files, bytes, errors)."""
+    def _write(self, paths, local_path):
+        """Writes the rows of `paths` to `local_path`; returns (files, bytes, errors)."""
         import pyarrow as pa
         files = nbytes = errors = 0
 
@@ -546,7 +664,7 @@ class _WriteShards(_Worker):
 
         if self.fmt == "parquet":
             import pyarrow.parquet as pq
-            with pq.ParquetWriter(tmp, self.feature_set.arrow_schema()) as writer:
+            with pq.ParquetWriter(local_path, self.feature_set.arrow_schema()) as writer:
                 buffered = []
                 for table in self.tables(paths):
                     count(table)
@@ -559,7 +677,7 @@ class _WriteShards(_Worker):
                                        else self.feature_set.arrow_schema().empty_table())
         else:
             import tensorflow as tf
-            with tf.io.TFRecordWriter(tmp) as writer:
+            with tf.io.TFRecordWriter(local_path) as writer:
                 for table in self.tables(paths):
                     count(table)
                     _write_tfrecord(table, self.feature_set, writer)
@@ -570,20 +688,12 @@ class _WriteShards(_Worker):
                                    "baseline_rss", "peak_rss")}
         for index, paths in zip(batch["shard"], batch["paths"]):
             index, paths = int(index), list(paths)
-            final = os.path.join(self.output, shard_name(index, self.fmt))
-            if _committed(self.output, index, self.fmt, len(paths), self.feature_set_json):
+            if _committed(self.out_dir, index, self.fmt, len(paths), self.feature_set_json):
                 files = nbytes = errors = 0
                 skipped = True
             else:
-                tmp = f"{final}.tmp-{uuid.uuid4().hex}"
-                try:
-                    files, nbytes, errors = self._write(paths, tmp)
-                    with open(tmp, "rb") as f:
-                        os.fsync(f.fileno())
-                    os.replace(tmp, final)
-                finally:
-                    if os.path.exists(tmp):
-                        os.unlink(tmp)
+                with self.out_dir.committing(shard_name(index, self.fmt)) as local_path:
+                    files, nbytes, errors = self._write(paths, local_path)
                 skipped = False
             for key, value in zip(summary, (index, files, nbytes, errors, skipped,
                                             self.baseline_rss, _peak_rss())):
@@ -598,13 +708,12 @@ def _input_digest(paths):
     return h.hexdigest()
 
 
-def _check_or_write_meta(output, meta):
+def _check_or_write_meta(out_dir, meta):
     """Writes OUT/spec.json, or checks that the one there describes the
     same job (else the committed shards would not line up)."""
-    path = os.path.join(output, SPEC_FILE)
-    if os.path.exists(path):
-        with open(path) as f:
-            stored = json.load(f)
+    path = out_dir.location(SPEC_FILE)
+    if out_dir.is_file(SPEC_FILE):
+        stored = out_dir.read_json(SPEC_FILE)
         try:  # refuses another output version, with the core's message
             FeatureSet.load(stored["feature_set"])
         except Exception as e:
@@ -616,10 +725,8 @@ def _check_or_write_meta(output, meta):
                     f"there, {meta[key]!r} now); resume with the same --spec, --input, "
                     f"--format and --shard-size, or use a new --output")
         return
-    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-    with open(tmp, "w") as f:
+    with out_dir.committing(SPEC_FILE) as local_path, open(local_path, "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)
 
 
 def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
@@ -640,8 +747,8 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
     feature_set = FeatureSet.load(spec)
     max_bytes = rustfx.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     paths = list_inputs(input)
-    output = os.path.abspath(output)
-    os.makedirs(output, exist_ok=True)
+    out_dir = _OutputDir(output)
+    out_dir.create()
     shards = [paths[i:i + shard_size] for i in range(0, len(paths), shard_size)]
     meta = {
         "format_version": FORMAT_VERSION,
@@ -652,13 +759,11 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
         "inputs": {"count": len(paths), "sha256": _input_digest(paths)},
         "shards": len(shards),
     }
-    _check_or_write_meta(output, meta)
-    # Leftovers of writers killed before their rename (one job per DIR at a time).
-    for stale in glob.glob(os.path.join(glob.escape(output), "*.tmp-*")):
-        os.unlink(stale)
+    _check_or_write_meta(out_dir, meta)
+    out_dir.delete_stale_staged()
     fs_json = feature_set.to_json()
     pending = [i for i, s in enumerate(shards)
-               if not _committed(output, i, fmt, len(s), fs_json)]
+               if not _committed(out_dir, i, fmt, len(s), fs_json)]
     log(f"rustfx.extract: {len(paths)} files in {len(shards)} shards of {shard_size}; "
         f"{len(shards) - len(pending)} already committed, {len(pending)} to do")
     summary = {"files": 0, "bytes": 0, "errors": 0, "shards_done": 0,
@@ -676,7 +781,7 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
         ds = ray.data.from_items(items, override_num_blocks=len(items))
         ds = ds.map_batches(
             _WriteShards,
-            fn_constructor_args=(fs_json, output, fmt, max_bytes, on_error, 1,
+            fn_constructor_args=(fs_json, out_dir.output, fmt, max_bytes, on_error, 1,
                                  read_batch_bytes),
             # Ray Data restarts lost actors and retries their tasks
             # (max_restarts=-1, max_task_retries=-1 by default).
@@ -699,19 +804,23 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
         f"{summary['shards_skipped']} skipped (committed before); worker peak RSS "
         f"{summary['worker_rss'] / 2**20:.0f} MiB ({summary['worker_rss_growth'] / 2**20:.0f} MiB "
         f"above its baseline, read batches of at most "
-        f"{(read_batch_bytes or DEFAULT_READ_BATCH_BYTES) / 2**20:.0f} MiB); output: {output}")
+        f"{(read_batch_bytes or DEFAULT_READ_BATCH_BYTES) / 2**20:.0f} MiB); "
+        f"output: {out_dir.location()}")
     return summary
 
 
 # ---- Reading the output back -------------------------------------------------------
 
 def load_feature_set(output, feature_set=None):
-    """The feature set of OUT (OUT/spec.json), refused with the core's
-    message if a spec's output version is not this rustfx's; if
-    `feature_set` is given, it must be the same."""
-    path = os.path.join(output, SPEC_FILE)
-    with open(path) as f:
-        stored = json.load(f)
+    """The feature set of OUT (OUT/spec.json; OUT a path or a URI, as
+    run's), refused with the core's message if a spec's output version is
+    not this rustfx's; if `feature_set` is given, it must be the same."""
+    return _load_feature_set(_OutputDir(output), feature_set)
+
+
+def _load_feature_set(out_dir, feature_set):
+    path = out_dir.location(SPEC_FILE)
+    stored = out_dir.read_json(SPEC_FILE)
     try:
         found = FeatureSet.load(stored["feature_set"])
     except Exception as e:
@@ -721,26 +830,24 @@ def load_feature_set(output, feature_set=None):
     return found, stored
 
 
-def _shard_files(output, fmt):
-    return sorted(glob.glob(os.path.join(glob.escape(output), f"part-*.{fmt}")))
-
-
 def read_parquet(output, feature_set=None):
-    """The rows of OUT's Parquet shards as one pyarrow.Table. Each file's
-    schema metadata must hold OUT's feature set (checked, as is the output
-    version of every spec)."""
+    """The rows of OUT's Parquet shards as one pyarrow.Table (OUT a path or
+    a URI). Each file's schema metadata must hold OUT's feature set
+    (checked, as is the output version of every spec)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    found, _ = load_feature_set(output, feature_set)
+    out_dir = _OutputDir(output)
+    found, _ = _load_feature_set(out_dir, feature_set)
     tables = []
-    for path in _shard_files(output, "parquet"):
-        table = pq.read_table(path)
+    for name in _shard_names(out_dir, "parquet"):
+        with out_dir.open(name) as f:
+            table = pq.read_table(f)
         stored = (table.schema.metadata or {}).get(METADATA_KEY, b"{}").decode()
         try:
             if FeatureSet.load(stored) != found:
                 raise ValueError("its feature set differs from spec.json's")
         except Exception as e:
-            raise ValueError(f"{path}: {getattr(e, 'message', e)}") from e
+            raise ValueError(f"{out_dir.location(name)}: {getattr(e, 'message', e)}") from e
         tables.append(table)
     if not tables:
         return found.arrow_schema().empty_table()
@@ -749,11 +856,15 @@ def read_parquet(output, feature_set=None):
 
 def read_tfrecord(output, feature_set=None, *, cycle_length=4):
     """OUT's TFRecord shards as a tf.data.Dataset of parsed rows (dicts of
-    tensors: the feature set's parse schema), interleaved over the shards."""
+    tensors: the feature set's parse schema), interleaved over the shards.
+    TF reads the shards of a local OUT; those of a URI are read through
+    pyarrow (_tfrecord_records), since TF 2.21 reads no s3:// (that needs
+    tensorflow-io) and knows none of pyarrow's URI parameters."""
     import tensorflow as tf
-    found, _ = load_feature_set(output, feature_set)
+    out_dir = _OutputDir(output)
+    found, _ = _load_feature_set(out_dir, feature_set)
     schema = found.tfrecord_parse_schema()
-    files = _shard_files(output, "tfrecord")
+    files = [out_dir.path(name) for name in _shard_names(out_dir, "tfrecord")]
     casts = {c: tf.int32 for c, s in found.features.items()
              if s.output["kind"] == "dense" and s.output["dtype"] == "int32"}
     casts["status"] = tf.int32
@@ -764,10 +875,34 @@ def read_tfrecord(output, feature_set=None, *, cycle_length=4):
             row[column] = tf.cast(row[column], dtype)
         return row
 
+    if out_dir.is_local:
+        records = tf.data.TFRecordDataset
+    else:
+        def records(path):
+            return tf.data.Dataset.from_generator(
+                lambda path: _tfrecord_records(out_dir.filesystem, path.decode()),
+                args=(path,), output_signature=tf.TensorSpec([], tf.string))
+
     return (tf.data.Dataset.from_tensor_slices(tf.constant(files, tf.string))
-            .interleave(tf.data.TFRecordDataset, cycle_length=cycle_length,
+            .interleave(records, cycle_length=cycle_length,
                         num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
             .map(parse, num_parallel_calls=tf.data.AUTOTUNE))
+
+
+def _tfrecord_records(filesystem, path):
+    """The records of a TFRecord file read through pyarrow, streamed. Each
+    is framed as its length (uint64, little-endian), the length's CRC, the
+    data, the data's CRC. A short file raises; the CRCs are not checked
+    (TF's reader does that on local files; an object store keeps an object
+    as it was uploaded, whole)."""
+    import struct
+    with filesystem.open_input_stream(path) as f:
+        while header := f.read(12):
+            length = struct.unpack("<Q", header[:8])[0] if len(header) == 12 else 0
+            framed = f.read(length + 4)
+            if len(header) < 12 or len(framed) < length + 4:
+                raise ValueError(f"{path}: a truncated TFRecord file")
+            yield framed[:length]
 
 
 # ---- CLI ----------------------------------------------------------------------------
@@ -776,14 +911,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m rustfx.extract",
         description="Extract features from every file of INPUT on Ray Data, into "
-                    "shards of DIR, exactly once and resumable (docs/corpus.md).")
+                    "shards of OUTPUT, exactly once and resumable (docs/corpus.md).")
     parser.add_argument("--spec", required=True,
                         help="a FeatureSpec or feature-set JSON file, or a ready-made name: "
                              + ", ".join(NAMED_FEATURE_SETS))
     parser.add_argument("--input", required=True,
                         help="a directory (recursive), a glob, a file with one path per "
                              "line, or a URI (file://, s3://, gs://)")
-    parser.add_argument("--output", required=True, help="the output directory")
+    parser.add_argument("--output", required=True,
+                        help="the output directory: a path, or a URI (s3://bucket/prefix, "
+                             "gs://, file://; pyarrow's query parameters pass through, e.g. "
+                             "s3://b/p?endpoint_override=HOST:PORT&scheme=http)")
     parser.add_argument("--format", default="parquet", choices=("parquet", "tfrecord"))
     parser.add_argument("--address", help="a Ray cluster to join (default: a local Ray "
                                           "on all cores)")

@@ -3,8 +3,9 @@
 Parity of the Parquet and TFRecord rows with the ops, keyed by path; hostile
 inputs as error rows; a driver killed mid-job and rerun (exactly once,
 committed shards untouched); a real two-node Ray cluster on this machine
-losing its second node mid-job. Kept small (a few hundred files): the whole
-file runs in a few minutes on 2 cores. Skipped if Ray is not installed
+losing its second node mid-job; an s3:// output on a local S3 server (moto;
+those tests are skipped without it). Kept small (a few hundred files): the
+whole file runs in a few minutes on 2 cores. Skipped if Ray is not installed
 (`pip install "rustfx[ray]"`, or `make setup`, which installs it).
 """
 
@@ -17,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -80,9 +82,16 @@ def corpus_list(tmp_path_factory):
     return str(path), sorted(os.path.abspath(f) for f in files)
 
 
+# The s3:// tests' credentials, which the local S3 server (moto) accepts: in
+# the driver's environment (s3_server) and, through the job's runtime_env,
+# in the workers' (Ray's processes keep the environment they started with).
+FAKE_AWS_ENV = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
+
+
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": FAKE_AWS_ENV})
     yield
     ray.shutdown()
 
@@ -498,3 +507,148 @@ def test_ember_lightgbm_example_trains_and_evaluates(tmp_path):
     model = (out / "model.txt").read_text()
     assert model.startswith("tree") and "feature_names=" in model
     assert len(corpus.read_parquet(str(out / "vectors"), "ember2024")) == 60
+
+
+# ---- s3:// output, on a local S3 server ---------------------------------------------
+
+BUCKET = "rustfx-test"
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    """A local S3 server (moto) with an empty bucket, and FAKE_AWS_ENV in
+    this process's environment; yields the URI query that points pyarrow
+    at it (an s3:// --output takes it as it is)."""
+    moto_server = pytest.importorskip(
+        "moto.server", reason="moto is not installed (pip install 'moto[server]')")
+    from pyarrow import fs as pafs
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        with pytest.MonkeyPatch.context() as env:
+            for name, value in FAKE_AWS_ENV.items():
+                env.setenv(name, value)
+            pafs.S3FileSystem(endpoint_override=f"{host}:{port}", scheme="http",
+                              region="us-east-1", allow_bucket_creation=True).create_dir(BUCKET)
+            yield f"endpoint_override={host}:{port}&scheme=http&region=us-east-1"
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def small_corpus(corpus_list, tmp_path_factory):
+    """A list file of a dozen files (PE, text, ELF) and a missing path (an
+    error row); and the sorted paths."""
+    paths = corpus_list[1][::len(corpus_list[1]) // 12][:12]
+    paths.append(str(tmp_path_factory.mktemp("gone") / "missing"))
+    listing = tmp_path_factory.mktemp("small") / "paths.txt"
+    listing.write_text("".join(p + "\n" for p in paths))
+    return str(listing), sorted(paths)
+
+
+def _objects(uri):
+    """name -> (mtime, SHA-256) of each object directly under `uri`."""
+    out_dir = corpus._OutputDir(uri)
+    state = {}
+    for name in out_dir.names():
+        with out_dir.open(name) as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        state[name] = (out_dir.filesystem.get_file_info(out_dir.path(name)).mtime, digest)
+    return state
+
+
+def test_s3_output_is_the_local_output(small_corpus, s3_server, local_ray, tmp_path):
+    listing, paths = small_corpus
+    uri = f"s3://{BUCKET}/same?{s3_server}"
+    local = str(tmp_path / "out")
+    for out in (uri, local):
+        summary = corpus.run(FEATURES, listing, out, shard_size=4)
+        assert summary["files"] == len(paths) and summary["errors"] == 1
+    remote_rows = {r["path"]: r for r in corpus.read_parquet(uri, FEATURES).to_pylist()}
+    local_rows = {r["path"]: r for r in corpus.read_parquet(local).to_pylist()}
+    assert sorted(remote_rows) == paths
+    assert remote_rows == local_rows
+    assert [r["status"] for r in remote_rows.values()].count(5) == 1  # the missing path
+    # The same objects as files: spec.json and the shards, nothing staged.
+    assert list(_objects(uri)) == sorted(os.listdir(local))
+    with open(os.path.join(local, corpus.SPEC_FILE)) as f:
+        assert corpus.load_feature_set(uri)[1] == json.load(f)
+
+
+def test_s3_output_resumes_rewriting_only_a_lost_shard(small_corpus, s3_server, local_ray):
+    listing, paths = small_corpus
+    uri = f"s3://{BUCKET}/resume?{s3_server}"
+    shards = -(-len(paths) // 4)
+    assert corpus.run("ember2018-bytes", listing, uri, shard_size=4)["shards_done"] == shards
+    before = _objects(uri)
+    lost = corpus.shard_name(1, "parquet")
+    out_dir = corpus._OutputDir(uri)
+    out_dir.filesystem.delete_file(out_dir.path(lost))
+    time.sleep(1.1)  # S3 mtimes are whole seconds: the rewrite must show in them
+    summary = corpus.run("ember2018-bytes", listing, uri, shard_size=4)
+    assert (summary["shards_done"], summary["shards_skipped"]) == (1, shards - 1)
+    after = _objects(uri)
+    assert after.keys() == before.keys()
+    for name, (mtime, digest) in before.items():
+        if name == lost:  # rewritten, with the same (deterministic) contents
+            assert after[name][0] > mtime and after[name][1] == digest
+        else:
+            assert after[name] == (mtime, digest), f"{name} was rewritten"
+    assert sorted(r["path"] for r in corpus.read_parquet(uri).to_pylist()) == paths
+    # Done: a rerun writes nothing; spec.json pins the job as in a local OUT.
+    assert corpus.run("ember2018-bytes", listing, uri, shard_size=4)["shards_skipped"] == shards
+    with pytest.raises(ValueError, match="another job"):
+        corpus.run("ember2018-bytes", listing, uri, shard_size=5)
+
+
+def _plain(row):
+    """A parsed TFRecord row as Python values."""
+    plain = {}
+    for column, value in row.items():
+        if isinstance(value, tf.SparseTensor):
+            value = tf.sparse.to_dense(value)
+        value = value.to_list() if isinstance(value, tf.RaggedTensor) else value.numpy()
+        plain[column] = value.tolist() if isinstance(value, np.ndarray) else value
+    return plain
+
+
+def test_s3_tfrecord_output_reads_as_tf_reads_it_locally(small_corpus, s3_server, local_ray,
+                                                         tmp_path):
+    """read_tfrecord reads an s3:// OUT through pyarrow; the same objects,
+    copied to a local OUT, are read by TF's TFRecordDataset: same rows."""
+    from pyarrow import fs as pafs
+    listing, paths = small_corpus
+    uri = f"s3://{BUCKET}/tfrecord?{s3_server}"
+    corpus.run(FEATURES, listing, uri, fmt="tfrecord", shard_size=4)
+    out_dir = corpus._OutputDir(uri)
+    local = tmp_path / "copy"
+    local.mkdir()
+    pafs.copy_files(out_dir.base, str(local), source_filesystem=out_dir.filesystem,
+                    destination_filesystem=pafs.LocalFileSystem())
+    remote_rows = [_plain(r) for r in corpus.read_tfrecord(uri, FEATURES)]
+    local_rows = [_plain(r) for r in corpus.read_tfrecord(str(local), FEATURES)]
+    assert sorted(r["path"].decode() for r in remote_rows) == paths
+    assert remote_rows == local_rows
+    assert [r["status"] for r in remote_rows].count(5) == 1
+
+
+def test_a_failed_shard_leaves_no_object(small_corpus, s3_server, tmp_path, monkeypatch):
+    """A shard that fails midway (--on-error raise, its last file missing,
+    after a read batch was written) leaves no object: it was staged in a
+    local file, not streamed to S3, where closing the stream would have
+    completed the upload with the rows so far (apache/arrow#40502)."""
+    paths = small_corpus[1]
+    missing = [p for p in paths if p.endswith("/missing")]
+    shard = [p for p in paths if p not in missing][:3] + missing
+    uri = f"s3://{BUCKET}/failed?{s3_server}"
+    corpus._OutputDir(uri).create()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the shard is staged
+    writer = corpus._WriteShards(corpus.FeatureSet.load(FEATURES).to_json(), uri, "tfrecord",
+                                 1 << 20, "raise", 1, read_batch_bytes=1)  # a file per batch
+    batch = {"shard": np.array([0]), "paths": np.array([None], dtype=object)}
+    batch["paths"][0] = shard
+    with pytest.raises(OSError, match="missing"):
+        writer(batch)
+    assert corpus._OutputDir(uri).names() == []
+    assert os.listdir(tmp_path) == []
