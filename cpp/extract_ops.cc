@@ -70,6 +70,33 @@ class ExtractorKernel : public OpKernel {
   const Extractor& extractor() const { return **extractor_; }
   const DocumentSource& source() const { return **source_; }
 
+  // The ragged and sparse kernels' first half: the input's chunks
+  // (PlanChunks), each extracted by `fill(chunk, part)` into a Part of its
+  // own. A Part has `row_ends` (one per document, cumulative), `value_count()`
+  // and `Consistent()`; a part that does not match its chunk's documents is
+  // a bug in rustfx, reported as Internal rather than copied out.
+  template <typename Part, typename Fill>
+  absl::Status ExtractParts(OpKernelContext* ctx, DocumentChunks* chunks, std::vector<Part>* parts,
+                            Fill fill) const {
+    auto docs = ctx->input(0).flat<tstring>();
+    *chunks = PlanChunks(ctx, source(), docs, extractor().cost_per_byte());
+    parts->resize(chunks->count());
+    TF_RETURN_IF_ERROR(ForEachChunk(
+        ctx, source(), docs, *chunks,
+        [&](int64_t c, int64_t, const DocumentChunk& chunk) { fill(chunk, (*parts)[c]); }));
+    for (int64_t c = 0; c < chunks->count(); ++c) {
+      const Part& part = (*parts)[c];
+      const int64_t rows = chunks->end(c) - chunks->begin(c);
+      const uint64_t last_end = rows == 0 ? 0 : part.row_ends.data()[rows - 1];
+      if (static_cast<int64_t>(part.row_ends.size()) != rows || last_end != part.value_count() ||
+          !part.Consistent()) {
+        return absl::InternalError(std::string(Op::kName) +
+                                   ": a chunk's rows do not match its documents (a bug in rustfx)");
+      }
+    }
+    return absl::OkStatus();
+  }
+
  private:
   std::optional<rust::Box<Extractor>> extractor_;
   std::optional<rust::Box<DocumentSource>> source_;
@@ -164,10 +191,10 @@ RUSTFX_DENSE_KERNEL(int64_t);
 
 // ---- Ragged rows: values + row_splits over the flattened input -------------
 
-// Chunk c's part of a ragged output: `part.row_ends` (one per document of
-// the chunk, cumulative within the part) and its values, copied by
-// `copy(part, out_begin)` into output `values_index` as one flat tensor
-// (of `part.values()` values), with row_splits at `values_index + 1`.
+// The parts of a ragged output (checked by ExtractParts): chunk c's
+// `row_ends` and its `value_count()` values, copied by `copy(part, out_begin)`
+// into output `values_index` as one flat tensor, with row_splits at
+// `values_index + 1`.
 template <typename T, typename Part, typename Copy>
 void EmitRagged(OpKernelContext* ctx, const DocumentChunks& chunks, const std::vector<Part>& parts,
                 int values_index, Copy copy) {
@@ -181,16 +208,11 @@ void EmitRagged(OpKernelContext* ctx, const DocumentChunks& chunks, const std::v
     const Part& part = parts[c];
     const int64_t rows = chunks.end(c) - chunks.begin(c);
     const uint64_t* ends = part.row_ends.data();
-    OP_REQUIRES(ctx, static_cast<int64_t>(part.row_ends.size()) == rows &&
-                         (rows == 0 ? part.values() : ends[rows - 1]) == part.values(),
-                absl::InternalError(ctx->op_kernel().type_string() +
-                                    ": a chunk's rows do not match its documents "
-                                    "(a bug in rustfx)"));
     const int64_t base = part_starts[c];
     for (int64_t j = 0; j < rows; ++j) {
       splits_flat[chunks.begin(c) + j + 1] = base + static_cast<int64_t>(ends[j]);
     }
-    part_starts[c + 1] = base + static_cast<int64_t>(part.values());
+    part_starts[c + 1] = base + static_cast<int64_t>(part.value_count());
   }
   Tensor* values = nullptr;
   OP_REQUIRES_OK(ctx, ctx->allocate_output(values_index, TensorShape({part_starts.back()}),
@@ -226,20 +248,20 @@ values[row_splits[i]:row_splits[i+1]].
   struct IdRows {
     rust::Vec<int64_t> ids;
     rust::Vec<uint64_t> row_ends;
-    size_t values() const { return ids.size(); }
+    size_t value_count() const { return ids.size(); }
+    bool Consistent() const { return true; }
   };
 
   class Kernel : public ExtractorKernel<RaggedIdsOp> {
    public:
     using ExtractorKernel::ExtractorKernel;
     void Compute(OpKernelContext* ctx) override {
-      auto docs = ctx->input(0).flat<tstring>();
       const Extractor& e = extractor();
-      const DocumentChunks chunks = PlanChunks(ctx, source(), docs, e.cost_per_byte());
-      std::vector<IdRows> parts(chunks.count());
-      OP_REQUIRES_OK(ctx, ForEachChunk(ctx, source(), docs, chunks,
-                                       [&](int64_t c, int64_t, const DocumentChunk& chunk) {
-                                         e.append_id_rows(chunk, parts[c].ids, parts[c].row_ends);
+      DocumentChunks chunks;
+      std::vector<IdRows> parts;
+      OP_REQUIRES_OK(ctx, ExtractParts(ctx, &chunks, &parts,
+                                       [&e](const DocumentChunk& chunk, IdRows& part) {
+                                         e.append_id_rows(chunk, part.ids, part.row_ends);
                                        }));
       EmitRagged<int64_t>(ctx, chunks, parts, 0, [](const IdRows& part, int64_t* out) {
         if (!part.ids.empty()) std::memcpy(out, part.ids.data(), part.ids.size() * sizeof(int64_t));
@@ -269,20 +291,21 @@ i owns values[row_splits[i]:row_splits[i+1]].
     rust::Vec<uint8_t> bytes;
     rust::Vec<uint64_t> ends;
     rust::Vec<uint64_t> row_ends;
-    size_t values() const { return ends.size(); }
+    size_t value_count() const { return ends.size(); }
+    bool Consistent() const {
+      return (ends.empty() ? 0 : ends.data()[ends.size() - 1]) == bytes.size();
+    }
   };
 
   class Kernel : public ExtractorKernel<RaggedStringsOp> {
    public:
     using ExtractorKernel::ExtractorKernel;
     void Compute(OpKernelContext* ctx) override {
-      auto docs = ctx->input(0).flat<tstring>();
       const Extractor& e = extractor();
-      const DocumentChunks chunks = PlanChunks(ctx, source(), docs, e.cost_per_byte());
-      std::vector<StringRows> parts(chunks.count());
-      OP_REQUIRES_OK(ctx, ForEachChunk(ctx, source(), docs, chunks,
-                                       [&](int64_t c, int64_t, const DocumentChunk& chunk) {
-                                         StringRows& part = parts[c];
+      DocumentChunks chunks;
+      std::vector<StringRows> parts;
+      OP_REQUIRES_OK(ctx, ExtractParts(ctx, &chunks, &parts,
+                                       [&e](const DocumentChunk& chunk, StringRows& part) {
                                          e.append_string_rows(chunk, part.bytes, part.ends,
                                                               part.row_ends);
                                        }));
@@ -325,35 +348,25 @@ flattened), indices sorted row-major.
     rust::Vec<uint64_t> indices;
     rust::Vec<float> values;
     rust::Vec<uint64_t> row_ends;
+    size_t value_count() const { return indices.size(); }
+    bool Consistent() const { return values.size() == indices.size(); }
   };
 
   class Kernel : public ExtractorKernel<SparseRowsOp> {
    public:
     using ExtractorKernel::ExtractorKernel;
     void Compute(OpKernelContext* ctx) override {
-      auto docs = ctx->input(0).flat<tstring>();
-      const int64_t n = docs.size();
       const Extractor& e = extractor();
-      const DocumentChunks chunks = PlanChunks(ctx, source(), docs, e.cost_per_byte());
-      std::vector<SparseParts> parts(chunks.count());
-      OP_REQUIRES_OK(ctx, ForEachChunk(ctx, source(), docs, chunks,
-                                       [&](int64_t c, int64_t, const DocumentChunk& chunk) {
-                                         SparseParts& part = parts[c];
+      DocumentChunks chunks;
+      std::vector<SparseParts> parts;
+      OP_REQUIRES_OK(ctx, ExtractParts(ctx, &chunks, &parts,
+                                       [&e](const DocumentChunk& chunk, SparseParts& part) {
                                          e.append_sparse_rows(chunk, part.indices, part.values,
                                                               part.row_ends);
                                        }));
       std::vector<int64_t> starts(chunks.count() + 1, 0);
       for (int64_t c = 0; c < chunks.count(); ++c) {
-        const SparseParts& part = parts[c];
-        const int64_t rows = chunks.end(c) - chunks.begin(c);
-        OP_REQUIRES(ctx,
-                    static_cast<int64_t>(part.row_ends.size()) == rows &&
-                        part.values.size() == part.indices.size() &&
-                        (rows == 0 ? 0 : part.row_ends.data()[rows - 1]) == part.indices.size(),
-                    absl::InternalError(std::string(kName) +
-                                        ": a chunk's rows do not match its documents "
-                                        "(a bug in rustfx)"));
-        starts[c + 1] = starts[c] + static_cast<int64_t>(parts[c].indices.size());
+        starts[c + 1] = starts[c] + static_cast<int64_t>(parts[c].value_count());
       }
       Tensor *indices = nullptr, *values = nullptr, *dense_shape = nullptr;
       const int64_t nnz = starts.back();
@@ -382,7 +395,7 @@ flattened), indices sorted row-major.
           std::memcpy(val + starts[c], part.values.data(), part.values.size() * sizeof(float));
         }
       });
-      dense_shape->flat<int64_t>()(0) = n;
+      dense_shape->flat<int64_t>()(0) = ctx->input(0).NumElements();
       dense_shape->flat<int64_t>()(1) = static_cast<int64_t>(e.width());
     }
   };
