@@ -105,7 +105,7 @@ pub use strings::{string_features, StringFeatures};
 // start with (for `ember2024::strings`).
 pub(crate) use counting::{byte_counts, normalise_like_numpy_f32};
 pub(crate) use numpy::numpy_sum_f64;
-pub(crate) use strings::put_string_statistics;
+pub(crate) use strings::{put_string_statistics, string_statistics};
 
 /// Length of the [`byte_histogram`] output.
 pub const BYTE_HISTOGRAM_DIM: usize = 256;

@@ -67,17 +67,23 @@ struct StringScan {
     prev_windows: u64,
     /// The string bytes of the previous chunk.
     prev_strings: u64,
+    /// Bit 0: the previous chunk's last byte is in a string (for the edges).
+    prev_strings_carry: u64,
+    /// Whether the last edge seen started a string.
+    in_string: bool,
 }
 
 impl StringScan {
-    /// Scans all of `data`.
-    fn new(data: &[u8]) -> Self {
+    /// Scans all of `data`, calling `on_string` with each string in order.
+    fn new<'a>(data: &'a [u8], mut on_string: impl FnMut(&'a [u8])) -> Self {
         let mut scan = StringScan {
             tables: [[0; 256]; 4],
             numstrings: 0,
             printables: 0,
             prev_windows: 0,
             prev_strings: 0,
+            prev_strings_carry: 0,
+            in_string: false,
         };
         let full = data.chunks_exact(CHUNK);
         let mut tail = [0u8; CHUNK];
@@ -89,22 +95,45 @@ impl StringScan {
             .chain(core::iter::once(&tail));
         // Each chunk waits for the next one's mask.
         let mut pending: Option<(&[u8; CHUNK], u64)> = None;
+        let mut string_start = 0;
+        let mut base = 0;
+        let mut add = |scan: &mut StringScan, chunk: &[u8; CHUNK], bits: u64, next: u64| {
+            let strings = scan.add_chunk(chunk, bits, next);
+            // Edges of the string bytes: a start, then an end, and so on (the
+            // zero tail closes the last string). A branch per string, not
+            // per short printable run: binaries have a run every few bytes.
+            let mut edges = strings ^ (strings << 1 | scan.prev_strings_carry);
+            scan.prev_strings_carry = strings >> 63;
+            while edges != 0 {
+                let at = base + edges.trailing_zeros() as usize;
+                edges &= edges - 1;
+                if scan.in_string {
+                    if let Some(string) = data.get(string_start..at) {
+                        on_string(string);
+                    }
+                } else {
+                    string_start = at;
+                }
+                scan.in_string = !scan.in_string;
+            }
+            base += CHUNK;
+        };
         for chunk in chunks {
             let bits = printable_bits(chunk);
             if let Some((prev, prev_bits)) = pending {
-                scan.add_chunk(prev, prev_bits, bits);
+                add(&mut scan, prev, prev_bits, bits);
             }
             pending = Some((chunk, bits));
         }
         if let Some((last, bits)) = pending {
-            scan.add_chunk(last, bits, 0);
+            add(&mut scan, last, bits, 0);
         }
         scan
     }
 
     /// Adds a chunk with printable mask `bits`, followed by a chunk with
-    /// printable mask `next`.
-    fn add_chunk(&mut self, chunk: &[u8; CHUNK], bits: u64, next: u64) {
+    /// printable mask `next`; returns the mask of its string bytes.
+    fn add_chunk(&mut self, chunk: &[u8; CHUNK], bits: u64, next: u64) -> u64 {
         // Bit i of `ahead(j)`: byte i + j is printable (into the next chunk).
         let ahead = |j: u32| (bits >> j) | (next << (64 - j));
         let windows = bits & ahead(1) & ahead(2) & ahead(3) & ahead(4);
@@ -117,7 +146,7 @@ impl StringScan {
         self.prev_windows = windows;
         self.prev_strings = strings;
         if strings == 0 {
-            return;
+            return strings;
         }
         self.numstrings += u64::from(starts.count_ones());
         let n = strings.count_ones();
@@ -142,6 +171,7 @@ impl StringScan {
                 }
             });
         }
+        strings
     }
 
     /// The count of each byte `0x20..=0x7F` in the strings (bin `k` is byte
@@ -156,6 +186,17 @@ impl StringScan {
         }
         dist
     }
+}
+
+/// The statistics of the strings of `data`: how many, their bytes, and the
+/// count of each byte `0x20..=0x7F` in them (bin `k` is byte `0x20 + k`);
+/// `on_string` gets each string in order, from the same scan.
+pub(crate) fn string_statistics<'a>(
+    data: &'a [u8],
+    on_string: impl FnMut(&'a [u8]),
+) -> (u64, u64, [u64; 96]) {
+    let scan = StringScan::new(data, on_string);
+    (scan.numstrings, scan.printables, scan.printable_counts())
 }
 
 /// Calls `f` with the index of each set bit of `bits`, lowest first.
@@ -204,9 +245,7 @@ pub(super) fn count_paths_and_urls(data: &[u8]) -> (u64, u64) {
 /// that the three EMBER byte features share one calling convention.
 pub fn string_features(data: &[u8], empty: EmptyInput, out: &mut [f32; STRING_FEATURES_DIM]) {
     let _ = empty;
-    let scan = StringScan::new(data);
-    let (numstrings, printables) = (scan.numstrings, scan.printables);
-    let dist = scan.printable_counts();
+    let (numstrings, printables, dist) = string_statistics(data, |_| {});
 
     let entropy = if printables > 0 {
         numpy1_entropy(&dist, printables)

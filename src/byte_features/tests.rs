@@ -524,7 +524,26 @@ fn strings_across_chunk_boundaries() {
         let mut sf = [1.5f32; 104];
         string_features(&data, EmptyInput::Zeros, &mut sf);
         assert_eq!(bits(&sf), bits(&oracle_string_features(&data)), "cut {cut}");
+        assert_eq!(scanned_strings(&data), naive_strings(&data), "cut {cut}");
     }
+    for len in [0, 1, 4, 5, 63, 64, 65, 127, 128, 129] {
+        let data = vec![b'x'; len];
+        assert_eq!(scanned_strings(&data), naive_strings(&data), "len {len}");
+    }
+}
+
+/// The strings `string_statistics` hands out, in order.
+fn scanned_strings(data: &[u8]) -> Vec<&[u8]> {
+    let mut strings = Vec::new();
+    super::string_statistics(data, |s| strings.push(s));
+    strings
+}
+
+/// The regex `[\x20-\x7f]{5,}` over bytes, its definition written out.
+fn naive_strings(data: &[u8]) -> Vec<&[u8]> {
+    data.split(|b| !(0x20..=0x7f).contains(b))
+        .filter(|run| run.len() >= 5)
+        .collect()
 }
 
 fn token() -> impl Strategy<Value = Vec<u8>> {
@@ -563,6 +582,7 @@ proptest! {
     ) {
         let data = tokens.concat();
         check_all(&data, &[(window, step)]);
+        prop_assert_eq!(scanned_strings(&data), naive_strings(&data));
     }
 
     #[test]

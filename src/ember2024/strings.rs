@@ -23,7 +23,7 @@
 //!
 //! All as float32. An input without strings gives zeros.
 
-use crate::byte_features::{numpy_sum_f64, put_string_statistics};
+use crate::byte_features::{numpy_sum_f64, put_string_statistics, string_statistics};
 use crate::extractor::{fixed_row, RowExtractor};
 use crate::{Error, ErrorKind, Result};
 use regex::bytes::{RegexSet, RegexSetBuilder};
@@ -188,28 +188,27 @@ impl RowExtractor for Ember2024Strings {
 
     fn write_row(&self, doc: &[u8], out: &mut [f32]) -> Result<()> {
         let row: &mut [f32; EMBER2024_STRINGS_DIM] = fixed_row(out)?;
-        let mut dist = [0u64; 96];
+        // EMBER's string scan (the same strings) gives the statistics and
+        // hands each string to the patterns.
         let mut matches = [0u64; 77];
-        let (mut numstrings, mut printables) = (0u64, 0u64);
-        for run in printable_runs(doc) {
-            numstrings += 1;
-            printables += run.len() as u64;
-            for &b in run {
-                dist[usize::from(b - 0x20)] += 1;
-            }
-            let mut count = |set: &RegexSet| {
-                for k in set.matches(run).iter() {
-                    matches[k] += 1;
+        let mut scan = |set: &RegexSet| {
+            string_statistics(doc, |string| {
+                let found = set.matches(string);
+                // Most strings match nothing: skip walking all 77 slots.
+                if found.matched_any() {
+                    for k in found.iter() {
+                        matches[k] += 1;
+                    }
                 }
-            };
-            // During thread exit there is no thread copy: the shared set.
-            if THREAD_PATTERNS
-                .try_with(|cell| count(cell.get_or_init(|| self.patterns.clone())))
-                .is_err()
-            {
-                count(&self.patterns);
-            }
-        }
+            })
+        };
+        // During thread exit there is no thread copy: the shared set.
+        let (numstrings, printables, dist) = match THREAD_PATTERNS
+            .try_with(|cell| scan(cell.get_or_init(|| self.patterns.clone())))
+        {
+            Ok(statistics) => statistics,
+            Err(_) => scan(&self.patterns),
+        };
         let entropy = numpy2_entropy(&dist, printables);
         let mut slots = row.iter_mut();
         let mut put = |value: f64| {
@@ -235,12 +234,6 @@ thread_local! {
     /// of one thread. The patterns are constants, so every extractor of
     /// the thread can share the copy.
     static THREAD_PATTERNS: OnceCell<RegexSet> = const { OnceCell::new() };
-}
-
-/// Maximal runs of at least 5 bytes in `0x20..=0x7F` (`[\x20-\x7f]{5,}`).
-fn printable_runs(data: &[u8]) -> impl Iterator<Item = &[u8]> {
-    data.split(|b| !(0x20..=0x7F).contains(b))
-        .filter(|run| run.len() >= 5)
 }
 
 /// thrember's entropy of the 96 counts under numpy 2 (see the module docs).
