@@ -784,8 +784,13 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
             fn_constructor_args=(fs_json, out_dir.output, fmt, max_bytes, on_error, 1,
                                  read_batch_bytes),
             # Ray Data restarts lost actors and retries their tasks
-            # (max_restarts=-1, max_task_retries=-1 by default).
-            batch_size=1, batch_format="numpy", concurrency=(1, actors), num_cpus=1)
+            # (max_restarts=-1, max_task_retries=-1 by default). All actors
+            # start at once (each imports TF: started one after another they
+            # queued behind the first one's work); the pool may shrink to one
+            # if a node is lost.
+            batch_size=1, batch_format="numpy", num_cpus=1,
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors,
+                                               initial_size=actors))
         for row in ds.iter_rows():
             summary["files"] += int(row["files"])
             summary["bytes"] += int(row["bytes"])
