@@ -27,7 +27,6 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from bench_ops import best_call_seconds  # noqa: E402  (benches/, the script's own dir)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GROUPS = ["general", "histogram", "byteentropy", "strings", "header", "section",
@@ -157,7 +156,11 @@ def main():
     import tensorflow as tf
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
+    # After the thread settings: importing rustfx runs an op (its registry),
+    # which fixes TF's pools.
     import rustfx
+    global best_call_seconds
+    from bench_ops import best_call_seconds  # benches/, the script's own dir
 
     with tf.device("CPU:0"):
         print(f"One core; rustfx best of {args.repeat}, thrember one pass.")
