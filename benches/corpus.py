@@ -81,7 +81,7 @@ def extract(batch):
 ds = (tf.data.Dataset.from_tensor_slices(tf.constant(paths)).batch(64)
       .map(extract, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
 files = nbytes = 0
-with pq.ParquetWriter(sys.argv[3], schema) as writer:
+with pq.ParquetWriter(sys.argv[3], schema, **corpus.PARQUET_OPTIONS) as writer:
     for b in ds.as_numpy_iterator():
         failed = b["status"] != 0
         cols = {"path": pa.array([p.decode() for p in b["path"]], pa.string()),

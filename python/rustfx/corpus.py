@@ -51,6 +51,11 @@ DEFAULT_READ_BATCH_BYTES = 256 << 20
 MAX_READ_BATCH_FILES = 256
 #: Rows buffered before a Parquet row group is written.
 ROW_GROUP_BYTES = 64 << 20
+#: pyarrow.parquet.ParquetWriter options of the shards. No dictionary
+#: encoding: feature values, paths and hashes rarely repeat within a column
+#: chunk, and trying it made the writer 2.7x slower and the files 13%
+#: larger (200 EMBER2024 rows of Windows DLLs: 75 -> 28 ms, 755 -> 669 KB).
+PARQUET_OPTIONS = {"use_dictionary": False}
 
 #: Ready-made feature sets (--spec NAME): column name -> FeatureSpec JSON.
 NAMED_FEATURE_SETS = {
@@ -664,7 +669,8 @@ class _WriteShards(_Worker):
 
         if self.fmt == "parquet":
             import pyarrow.parquet as pq
-            with pq.ParquetWriter(local_path, self.feature_set.arrow_schema()) as writer:
+            with pq.ParquetWriter(local_path, self.feature_set.arrow_schema(),
+                                  **PARQUET_OPTIONS) as writer:
                 buffered = []
                 for table in self.tables(paths):
                     count(table)
