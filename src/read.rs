@@ -277,11 +277,28 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    fn temp_dir(name: &str) -> std::path::PathBuf {
+    /// A fresh directory for one test, removed when the test ends (on
+    /// success or panic).
+    struct TempDir(std::path::PathBuf);
+
+    impl std::ops::Deref for TempDir {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp_dir(name: &str) -> TempDir {
         let dir = std::env::temp_dir().join(format!("rustfx-read-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        dir
+        TempDir(dir)
     }
 
     fn bytes(p: &Path) -> &[u8] {
