@@ -27,7 +27,6 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GROUPS = ["general", "histogram", "byteentropy", "strings", "header", "section",
           "imports", "exports", "datadirectories", "richheader", "authenticode",
@@ -94,6 +93,7 @@ def pe_files():
 
 def run_corpus(name, files, args, tf, rustfx):
     import numpy as np
+    from bench_ops import best_call_seconds  # benches/; imports rustfx: after main's TF setup
     data = [open(f, "rb").read() for f in files]
     total = sum(map(len, data))
     theirs = json.loads(subprocess.run(
@@ -131,6 +131,8 @@ def run_corpus(name, files, args, tf, rustfx):
 
 
 def pipelines(files, args, tf, rustfx):
+    from bench_ops import best_call_seconds  # benches/; imports rustfx: after main's TF setup
+
     def run(groups):
         ds = (tf.data.Dataset.from_tensor_slices(files).batch(64)
               .map(lambda p: rustfx.ember_features(rustfx.read_files(p), groups=groups),
@@ -159,8 +161,6 @@ def main():
     # After the thread settings: importing rustfx runs an op (its registry),
     # which fixes TF's pools.
     import rustfx
-    global best_call_seconds
-    from bench_ops import best_call_seconds  # benches/, the script's own dir
 
     with tf.device("CPU:0"):
         print(f"One core; rustfx best of {args.repeat}, thrember one pass.")

@@ -67,10 +67,6 @@ struct StringScan {
     prev_windows: u64,
     /// The string bytes of the previous chunk.
     prev_strings: u64,
-    /// Bit 0: the previous chunk's last byte is in a string (for the edges).
-    prev_strings_carry: u64,
-    /// Whether the last edge seen started a string.
-    in_string: bool,
 }
 
 impl StringScan {
@@ -82,8 +78,6 @@ impl StringScan {
             printables: 0,
             prev_windows: 0,
             prev_strings: 0,
-            prev_strings_carry: 0,
-            in_string: false,
         };
         let full = data.chunks_exact(CHUNK);
         let mut tail = [0u8; CHUNK];
@@ -98,23 +92,18 @@ impl StringScan {
         let mut string_start = 0;
         let mut base = 0;
         let mut add = |scan: &mut StringScan, chunk: &[u8; CHUNK], bits: u64, next: u64| {
-            let strings = scan.add_chunk(chunk, bits, next);
-            // Edges of the string bytes: a start, then an end, and so on (the
-            // zero tail closes the last string). A branch per string, not
-            // per short printable run: binaries have a run every few bytes.
-            let mut edges = strings ^ (strings << 1 | scan.prev_strings_carry);
-            scan.prev_strings_carry = strings >> 63;
+            // A branch per string edge, not per short printable run: binaries
+            // have a run every few bytes. The zero tail closes the last string.
+            let (mut edges, starts) = scan.add_chunk(chunk, bits, next);
             while edges != 0 {
-                let at = base + edges.trailing_zeros() as usize;
+                let i = edges.trailing_zeros();
                 edges &= edges - 1;
-                if scan.in_string {
-                    if let Some(string) = data.get(string_start..at) {
-                        on_string(string);
-                    }
-                } else {
+                let at = base + i as usize;
+                if starts >> i & 1 == 1 {
                     string_start = at;
+                } else if let Some(string) = data.get(string_start..at) {
+                    on_string(string);
                 }
-                scan.in_string = !scan.in_string;
             }
             base += CHUNK;
         };
@@ -132,8 +121,10 @@ impl StringScan {
     }
 
     /// Adds a chunk with printable mask `bits`, followed by a chunk with
-    /// printable mask `next`; returns the mask of its string bytes.
-    fn add_chunk(&mut self, chunk: &[u8; CHUNK], bits: u64, next: u64) -> u64 {
+    /// printable mask `next`; returns its string edges (bytes that start a
+    /// string or end one: the first byte after it) and, among them, the
+    /// starts.
+    fn add_chunk(&mut self, chunk: &[u8; CHUNK], bits: u64, next: u64) -> (u64, u64) {
         // Bit i of `ahead(j)`: byte i + j is printable (into the next chunk).
         let ahead = |j: u32| (bits >> j) | (next << (64 - j));
         let windows = bits & ahead(1) & ahead(2) & ahead(3) & ahead(4);
@@ -142,11 +133,12 @@ impl StringScan {
         let w = windows;
         let p = self.prev_windows;
         let strings = w | w << 1 | w << 2 | w << 3 | w << 4 | p >> 60 | p >> 61 | p >> 62 | p >> 63;
-        let starts = strings & !(strings << 1 | self.prev_strings >> 63);
+        let edges = strings ^ (strings << 1 | self.prev_strings >> 63);
+        let starts = strings & edges;
         self.prev_windows = windows;
         self.prev_strings = strings;
         if strings == 0 {
-            return strings;
+            return (edges, starts);
         }
         self.numstrings += u64::from(starts.count_ones());
         let n = strings.count_ones();
@@ -171,7 +163,7 @@ impl StringScan {
                 }
             });
         }
-        strings
+        (edges, starts)
     }
 
     /// The count of each byte `0x20..=0x7F` in the strings (bin `k` is byte
