@@ -596,6 +596,49 @@ pub fn murmur3_x86_32(bytes: &[u8], seed: u32) -> u32 {
     murmur_fmix32(h)
 }
 
+/// [`murmur3_x86_32`] of `head[..len]` (`len <= 16`; the bytes after it
+/// are ignored), with no branch on `len`.
+///
+/// The loop of the general hash runs once per 4-byte block and then on the
+/// 1-3 tail bytes, and both trip counts follow n-gram lengths, which are a
+/// coin toss in real text (scikit-learn's n-grams of 3-5 characters, 1-3
+/// bytes each): a mispredicted branch per n-gram or so cost more than the
+/// hash itself. Here all four rounds run and the ones past the string's
+/// whole blocks are dropped by a select, the tail block masked to its tail
+/// bytes (`mix_k(0)` is 0, so an empty tail changes nothing).
+///
+/// ```
+/// use rustfx::hashing::{murmur3_x86_32, murmur3_x86_32_short};
+///
+/// let head = b"be or not to be, that is";
+/// let head = head.first_chunk::<16>().unwrap();
+/// assert_eq!(murmur3_x86_32_short(head, 5, 0), murmur3_x86_32(b"be or", 0));
+/// ```
+#[inline(always)]
+pub fn murmur3_x86_32_short(head: &[u8; 16], len: usize, seed: u32) -> u32 {
+    let block = |b: usize| {
+        let word = head
+            .get(4 * b..4 * b + 4)
+            .and_then(|w| w.first_chunk::<4>());
+        word.map_or(0, |w| u32::from_le_bytes(*w))
+    };
+    let whole = len.min(16) / 4;
+    let mut h = seed;
+    let mut tail = 0;
+    for b in 0..4 {
+        let word = block(b);
+        let next = (h ^ murmur_mix_k(word))
+            .rotate_left(13)
+            .wrapping_mul(5)
+            .wrapping_add(0xe654_6b64);
+        h = if b < whole { next } else { h };
+        tail = if b == whole { word } else { tail };
+    }
+    let mask = (1u32 << (8 * (len & 3))).wrapping_sub(1);
+    h ^= murmur_mix_k(tail & mask);
+    murmur_fmix32(h ^ len as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -826,6 +869,28 @@ mod tests {
         }
         check_batch(&text, &strings, None);
         assert!(Fingerprint64Batch::new().hashes().is_empty());
+    }
+
+    #[test]
+    fn murmur3_short_equals_murmur3() {
+        let (text, strings) = batch_cases();
+        let mut checked = 0;
+        for (start, len) in strings {
+            let Some(head) = text.get(start..).and_then(|t| t.first_chunk::<16>()) else {
+                continue;
+            };
+            if len <= 16 {
+                for seed in MURMUR_SEEDS {
+                    assert_eq!(
+                        murmur3_x86_32_short(head, len, seed),
+                        murmur3_x86_32(&text[start..start + len], seed),
+                        "start {start} len {len} seed {seed}"
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000);
     }
 
     proptest::proptest! {

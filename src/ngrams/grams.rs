@@ -30,7 +30,7 @@
 use super::scan::{ascii_lowercase_chunk, AsciiTokens, ByteClass, Chunk, CHUNK};
 use super::MAX_NGRAM_WIDTH;
 use crate::unicode_classes::{
-    is_final_sigma, is_python_space, is_python_word, python_lower, python_str_lower,
+    is_final_sigma, is_python_space, is_python_word, python_lower, python_str_lower, CAPITAL_SIGMA,
 };
 use std::ops::ControlFlow;
 
@@ -741,7 +741,7 @@ pub(super) fn char_wb_ngrams(
     doc: &[u8],
     lowercase: bool,
     widths: &[usize],
-    f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+    f: &mut impl FnMut(Gram<'_>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     let mut padded = Vec::new();
     if doc.is_ascii() {
@@ -755,55 +755,180 @@ pub(super) fn char_wb_ngrams(
                 padded.extend_from_slice(word);
             }
             padded.push(b' ');
-            word_ngrams(&padded, padded.len(), |unit| unit, widths, f)?;
+            // Exact n-grams: ASCII n-grams of one width have one length, so
+            // the general hash's branches on it are predicted.
+            word_ngrams(&padded, padded.len(), |unit| unit, false, widths, f)?;
         }
         return ControlFlow::Continue(());
     }
-    let text = String::from_utf8_lossy(doc);
-    let mut lowered = String::new();
-    let mut bounds = Vec::new();
-    for word in text.split(is_python_space).filter(|w| !w.is_empty()) {
-        let word = if lowercase {
-            lowered.clear();
-            python_str_lower(word, &mut lowered);
-            &lowered
+    // Not ASCII: decoded a character at a time as `from_utf8_lossy` does,
+    // each word written padded as it comes (no copy of the document) with
+    // the start of each character, and cut at Python spaces. With
+    // `lowercase` each character is lowered as it comes: that is
+    // `str.lower()` but for the capital sigma, whose lowering depends on
+    // the word around it; a word with one is decoded again, whole, and
+    // lowered by `python_str_lower`.
+    let mut word = String::from(" ");
+    let mut starts = vec![0];
+    let (mut word_start, mut ascii, mut sigma) = (0, true, false);
+    let mut emit = |word: &mut String, starts: &mut Vec<usize>, span: &[u8], ascii, sigma| {
+        if sigma {
+            let mut raw = String::new();
+            let mut at = 0;
+            while at < span.len() {
+                let (c, len) = next_char_lossy(&span[at..]);
+                raw.push(c);
+                at += len;
+            }
+            word.truncate(1);
+            python_str_lower(&raw, word);
+            starts.truncate(1);
+            starts.extend(word.char_indices().skip(1).map(|(i, _)| i));
+        }
+        starts.push(word.len());
+        word.push(' ');
+        starts.push(word.len());
+        let units = starts.len() - 1;
+        if ascii {
+            // As in an ASCII document.
+            return word_ngrams(word.as_bytes(), units, |unit| unit, false, widths, f);
+        }
+        word.push_str(GRAM_SLACK);
+        word_ngrams(word.as_bytes(), units, |unit| starts[unit], true, widths, f)
+    };
+    let mut at = 0;
+    while let Some(&b) = doc.get(at) {
+        let here = at;
+        if b.is_ascii() {
+            at += 1;
+            if !ByteClass::PythonSpace.is_separator(b) {
+                if word.len() == 1 {
+                    word_start = here;
+                }
+                starts.push(word.len());
+                word.push(char::from(if lowercase {
+                    b.to_ascii_lowercase()
+                } else {
+                    b
+                }));
+                continue;
+            }
         } else {
-            word
-        };
-        padded.clear();
-        padded.push(b' ');
-        padded.extend_from_slice(word.as_bytes());
-        padded.push(b' ');
-        bounds.clear();
-        bounds.extend([0, 1]);
-        bounds.extend(word.char_indices().map(|(i, c)| 1 + i + c.len_utf8()));
-        bounds.push(padded.len());
-        let units = bounds.len() - 1;
-        word_ngrams(&padded, units, |unit| bounds[unit], widths, f)?;
+            let (c, len) = next_char_lossy(&doc[at..]);
+            at += len;
+            if c == char::REPLACEMENT_CHARACTER || !is_python_space(c) {
+                if word.len() == 1 {
+                    word_start = here;
+                }
+                ascii = false;
+                let from = word.len();
+                if !lowercase || c == char::REPLACEMENT_CHARACTER {
+                    word.push(c);
+                    starts.push(from);
+                } else {
+                    sigma |= c == CAPITAL_SIGMA;
+                    python_lower(c, &mut word);
+                    // 'İ' lowers to two characters.
+                    starts.extend(word[from..].char_indices().map(|(i, _)| from + i));
+                }
+                continue;
+            }
+        }
+        // A space.
+        if word.len() > 1 {
+            emit(&mut word, &mut starts, &doc[word_start..here], ascii, sigma)?;
+        }
+        word.truncate(1);
+        starts.truncate(1);
+        (ascii, sigma) = (true, false);
+    }
+    if word.len() > 1 {
+        emit(&mut word, &mut starts, &doc[word_start..], ascii, sigma)?;
     }
     ControlFlow::Continue(())
 }
 
+/// The character that starts `bytes` (not empty) and its length in bytes,
+/// or, where `bytes` does not start with valid UTF-8, U+FFFD and the
+/// length of the maximal invalid prefix it replaces: the "substitution of
+/// maximal subparts" of `String::from_utf8_lossy` and of Python's
+/// `decode(errors="replace")`. One call per character of text that is
+/// mostly not UTF-8 (compressed files, binaries), where `Utf8Chunks`
+/// cost a call and a split per invalid byte.
+#[inline]
+pub(super) fn next_char_lossy(bytes: &[u8]) -> (char, usize) {
+    const INVALID: (char, usize) = (char::REPLACEMENT_CHARACTER, 1);
+    let Some(&lead) = bytes.first() else {
+        return INVALID;
+    };
+    // Continuation bytes after the lead, and the range of the first (the
+    // others are 0x80..=0xbf): no overlong forms, surrogates or code
+    // points past U+10FFFF.
+    let (continuations, first) = match lead {
+        0x00..=0x7f => return (char::from(lead), 1),
+        0xc2..=0xdf => (1, 0x80..=0xbf),
+        0xe0 => (2, 0xa0..=0xbf),
+        0xe1..=0xec | 0xee..=0xef => (2, 0x80..=0xbf),
+        0xed => (2, 0x80..=0x9f),
+        0xf0 => (3, 0x90..=0xbf),
+        0xf1..=0xf3 => (3, 0x80..=0xbf),
+        0xf4 => (3, 0x80..=0x8f),
+        _ => return INVALID,
+    };
+    let mut code = u32::from(lead) & (0x7f >> (continuations + 1));
+    for n in 1..=continuations {
+        let valid = match bytes.get(n) {
+            Some(&b) if n == 1 => first.contains(&b),
+            Some(&b) => b & 0xc0 == 0x80,
+            None => false,
+        };
+        if !valid {
+            return (char::REPLACEMENT_CHARACTER, n);
+        }
+        code = code << 6 | u32::from(bytes[n] & 0x3f);
+    }
+    (
+        char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER),
+        continuations + 1,
+    )
+}
+
+/// Bytes after a word of `char_wb_ngrams` that is not ASCII, so that a
+/// hash can load whole blocks of each of its n-grams (see [`Gram`]): the
+/// lengths of n-grams of characters of 1-3 bytes are a coin toss.
+const GRAM_SLACK: &str = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
+
 /// The n-grams of one padded word of `units` characters, the `i`-th
-/// starting at byte `at(i)` (`at(units)` is the end).
-fn word_ngrams(
-    padded: &[u8],
+/// starting at byte `at(i)` (`at(units)` is the end); each n-gram runs on
+/// to the end of `padded` when `slack` (the word is followed by
+/// [`GRAM_SLACK`]), else it is exact.
+fn word_ngrams<'a>(
+    padded: &'a [u8],
     units: usize,
     at: impl Fn(usize) -> usize,
+    slack: bool,
     widths: &[usize],
-    f: &mut impl FnMut(&[u8]) -> ControlFlow<()>,
+    f: &mut impl FnMut(Gram<'_>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
+    let gram = |from: &'a [u8], len| {
+        if slack {
+            Gram::new(from, len)
+        } else {
+            Gram::exact(&from[..len])
+        }
+    };
     let mut emitted_whole = false;
     for &width in widths {
         if units <= width {
             if !emitted_whole {
-                f(padded)?;
+                f(gram(padded, at(units)))?;
                 emitted_whole = true;
             }
             continue;
         }
         for start in 0..=units - width {
-            f(&padded[at(start)..at(start + width)])?;
+            let first = at(start);
+            f(gram(&padded[first..], at(start + width) - first))?;
         }
     }
     ControlFlow::Continue(())

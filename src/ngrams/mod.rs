@@ -43,8 +43,13 @@ mod tests;
 pub use count::CountScratch;
 
 use crate::extractor::{check_width, RowExtractor};
-use crate::hashing::{fingerprint64, murmur3_x86_32, sklearn_bucket_of_i32_min};
+use crate::hashing::{
+    fingerprint64, murmur3_x86_32, murmur3_x86_32_short, sklearn_bucket_of_i32_min,
+};
 use crate::hashing::{Fingerprint64Batch, FINGERPRINT64_BATCH};
+
+/// scikit-learn's seed for MurmurHash3 (`HashingVectorizer`, `FeatureHasher`).
+const MURMUR3_SEED: u32 = 0;
 use crate::{Error, ErrorKind, Result};
 use count::normalize_dense;
 use grams::{
@@ -307,18 +312,35 @@ impl NgramHasher {
                 index: self.reduce.apply64(fingerprint64(gram)),
                 sign: 1,
             },
-            HashFamily::Murmur3 => {
-                let h = murmur3_x86_32(gram, 0) as i32;
-                let index = if h == i32::MIN {
-                    sklearn_bucket_of_i32_min(self.config.num_buckets)
-                } else {
-                    self.reduce.apply32(h.unsigned_abs())
-                };
-                Bucket {
-                    index,
-                    sign: if h >= 0 { 1 } else { -1 },
-                }
+            HashFamily::Murmur3 => self.murmur3_bucket(murmur3_x86_32(gram, MURMUR3_SEED)),
+        }
+    }
+
+    /// [`bucket`](Self::bucket) of a [`Gram`], whose padding lets a short
+    /// n-gram take the branch-free MurmurHash3.
+    #[inline(always)]
+    fn gram_bucket(&self, gram: Gram<'_>) -> Bucket {
+        match gram.padded().first_chunk::<16>() {
+            Some(head) if self.config.hash == HashFamily::Murmur3 && gram.len() <= 16 => {
+                self.murmur3_bucket(murmur3_x86_32_short(head, gram.len(), MURMUR3_SEED))
             }
+            _ => self.bucket(gram.bytes()),
+        }
+    }
+
+    /// The bucket and sign of an n-gram of MurmurHash3 `hash`, as
+    /// scikit-learn derives them from the hash read as `i32`.
+    #[inline(always)]
+    fn murmur3_bucket(&self, hash: u32) -> Bucket {
+        let h = hash as i32;
+        let index = if h == i32::MIN {
+            sklearn_bucket_of_i32_min(self.config.num_buckets)
+        } else {
+            self.reduce.apply32(h.unsigned_abs())
+        };
+        Bucket {
+            index,
+            sign: if h >= 0 { 1 } else { -1 },
         }
     }
 
@@ -379,7 +401,7 @@ impl NgramHasher {
                 })
             }
             Tokenizer::SklearnCharWb => {
-                char_wb_ngrams(doc, lowercase, widths, &mut |gram| f(0, Gram::exact(gram)))
+                char_wb_ngrams(doc, lowercase, widths, &mut |gram| f(0, gram))
             }
         }
     }
@@ -912,7 +934,7 @@ impl<'h, S: FnMut(usize, Bucket)> BucketStream<'h, S> {
     #[inline(always)]
     fn push(&mut self, tag: usize, gram: Gram<'_>) {
         let Some(batch) = self.batch.as_mut() else {
-            (self.sink)(tag, self.hasher.bucket(gram.bytes()));
+            (self.sink)(tag, self.hasher.gram_bucket(gram));
             return;
         };
         self.tags[batch.len() % FINGERPRINT64_BATCH] = tag;

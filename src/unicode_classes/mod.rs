@@ -45,7 +45,8 @@ pub const PYTHON_VERSION: &str = tables::PYTHON_VERSION;
 /// `unicodedata.unidata_version` of that Python (`"14.0.0"`).
 pub const UNICODE_VERSION: &str = tables::UNICODE_VERSION;
 
-const CAPITAL_SIGMA: char = '\u{3A3}';
+/// `'Σ'`, the one character whose `str.lower()` depends on its context.
+pub const CAPITAL_SIGMA: char = '\u{3A3}';
 const SMALL_SIGMA: char = '\u{3C3}';
 const SMALL_FINAL_SIGMA: char = '\u{3C2}';
 

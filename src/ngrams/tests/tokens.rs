@@ -1,6 +1,6 @@
 //! The byte scanner's edges: byte classes, masks and lowercasing in every
 //! lane, tokens across chunk and block boundaries, documents of separators
-//! only, long documents and long tokens.
+//! only, long documents and long tokens; decoding text that is not UTF-8.
 
 use super::oracle::{check_against_naive, ALL_TOKENIZERS};
 use super::*;
@@ -188,5 +188,58 @@ fn long_documents_and_long_tokens() {
             };
             check_against_naive(&config, options, doc, 1000, &mut scratch).unwrap();
         }
+    }
+}
+
+/// Decodes `bytes` with `next_char_lossy`, one character at a time.
+fn decode_with_next_char_lossy(bytes: &[u8]) -> String {
+    let (mut out, mut at) = (String::new(), 0);
+    while at < bytes.len() {
+        let (c, len) = super::grams::next_char_lossy(&bytes[at..]);
+        assert!((1..=4).contains(&len), "{bytes:x?} at {at}");
+        out.push(c);
+        at += len;
+    }
+    out
+}
+
+/// `next_char_lossy` decodes as `String::from_utf8_lossy` does: every lead
+/// byte followed by every second byte, then each of the 2-byte prefixes
+/// that can start a longer sequence followed by every third and fourth
+/// byte of interest, and each of those cut short.
+#[test]
+fn next_char_lossy_is_from_utf8_lossy() {
+    let check = |bytes: &[u8]| {
+        assert_eq!(
+            decode_with_next_char_lossy(bytes),
+            String::from_utf8_lossy(bytes),
+            "{bytes:x?}"
+        );
+    };
+    let edges: Vec<u8> = vec![
+        0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xed,
+        0xef, 0xf0, 0xf4, 0xf5, 0xff,
+    ];
+    for a in 0..=255u8 {
+        for b in 0..=255u8 {
+            check(&[a, b]);
+            check(&[a, b, b'x']);
+        }
+        for &b in &edges {
+            for &c in &edges {
+                check(&[a, b, c]);
+                for &d in &edges {
+                    check(&[a, b, c, d]);
+                    check(&[a, b, c, d, 0x80]);
+                }
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn next_char_lossy_decodes_any_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
+        proptest::prop_assert_eq!(decode_with_next_char_lossy(&bytes), String::from_utf8_lossy(&bytes));
     }
 }
