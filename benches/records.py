@@ -323,22 +323,41 @@ CLIFF_JOBS = [
 
 def cliff(repeat, seed):
     """MB/s of the Unicode-aware tokenizers on small files, by class: text,
-    and .gz files (not UTF-8), one thread."""
+    and .gz files (not UTF-8), one thread; through the op, and the core
+    alone (benches/records.rs) on the same files."""
     import tensorflow as tf
     tf.config.threading.set_intra_op_parallelism_threads(1)
+    import rustfx  # after the threads are set: loading the ops fixes them
     paths = _files(["/usr/share/doc", "/usr/share/perl5", "/etc"], 100000, seed)
     paths = [p for p in paths if 0 < os.path.getsize(p) <= 64 << 10]
     gz = [p for p in paths if p.endswith(".gz")][:1000]
     text = [p for p in paths if not p.endswith(".gz")][:2000]
-    classes = {"text": [_read(p) for p in text], ".gz": [_read(p) for p in gz]}
+    lists = {"text": text, ".gz": gz}
+    classes = {name: [_read(p) for p in found] for name, found in lists.items()}
     rows = []
-    for job, params in CLIFF_JOBS:
-        fn = rustfx_fn(params)
-        row = {"job": job}
-        for name, docs in classes.items():
-            x = tf.constant(docs)
-            row[name] = sum(map(len, docs)) / best_seconds(fn, x, repeat) / 1e6
-        rows.append(row)
+    with tempfile.TemporaryDirectory() as tmp:
+        for job, params in CLIFF_JOBS:
+            fn = rustfx_fn(params)
+            row = {"job": job}
+            spec = rustfx.FeatureSpec("hashed_ngrams", **dict(
+                params, ngram_widths=list(params["ngram_widths"])))
+            specs = os.path.join(tmp, "spec.jsonl")
+            with open(specs, "w") as f:
+                f.write(spec.to_json() + "\n")
+            for name, docs in classes.items():
+                x = tf.constant(docs)
+                row[name] = sum(map(len, docs)) / best_seconds(fn, x, repeat) / 1e6
+                # The core alone on the same files (whole files, as _read
+                # gives them: none is over 64 KiB).
+                listing = os.path.join(tmp, "files.txt")
+                with open(listing, "w") as f:
+                    f.write("\n".join(lists[name]) + "\n")
+                out = subprocess.run(["cargo", "bench", "--quiet", "--bench", "records", "--",
+                                      "@" + listing, specs, str(repeat)],
+                                     cwd=ROOT, check=True, capture_output=True, text=True)
+                result = json.loads(out.stdout.strip().splitlines()[-1])
+                row["core " + name] = result["bytes"] / result["batched_seconds"] / 1e6
+            rows.append(row)
     return rows
 
 
@@ -394,10 +413,12 @@ def main():
               f"{r['per_record'] / 1e6:.2f} | {r['mb_s']:.0f} |")
     print("\nFiles that are not UTF-8: small files of /usr/share/doc, /usr/share/perl5 and /etc, "
           "one thread, MB/s:\n")
-    print("| job | text | .gz | text / .gz |")
-    print("|---|---:|---:|---:|")
+    print("| job | text | .gz | text / .gz | core alone: text | .gz | text / .gz |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for r in child("cliff"):
-        print(f"| {r['job']} | {r['text']:.0f} | {r['.gz']:.0f} | {r['text'] / r['.gz']:.2f}x |")
+        print(f"| {r['job']} | {r['text']:.0f} | {r['.gz']:.0f} | {r['text'] / r['.gz']:.2f}x | "
+              f"{r['core text']:.0f} | {r['core .gz']:.0f} | "
+              f"{r['core text'] / r['core .gz']:.2f}x |")
     print(f"\ntf.data: TextLineDataset ({args.pipeline_lines:,} lines) -> batch(1024) -> "
           "map(FX, AUTOTUNE), 2 cores, best of 3:\n")
     print("| pipeline | lines/s | of the floor |")

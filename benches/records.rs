@@ -6,7 +6,9 @@
 //!
 //!     cargo bench --bench records -- RECORDS SPECS [REPEAT]
 //!
-//! RECORDS has one record per line; SPECS one FeatureSpec JSON per line.
+//! RECORDS has one record per line, or is `@LIST`, a file listing one path
+//! per line, each file a record (whole files: `benches/records.py`'s
+//! "cliff" part); SPECS one FeatureSpec JSON per line.
 //! Prints one line of JSON per spec: best-of-REPEAT seconds of each mode,
 //! the records and their bytes, and a digest of the output (the same in
 //! both modes, or the bench fails).
@@ -29,11 +31,26 @@ fn main() {
         std::process::exit(2);
     };
     let repeat: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
-    let text = std::fs::read(records).expect("readable records");
-    let records: Vec<&[u8]> = text
-        .split(|&b| b == b'\n')
-        .filter(|r| !r.is_empty())
-        .collect();
+    // `@LIST`: each file listed in LIST (one path per line) is a record.
+    let files: Vec<Vec<u8>> = match records.strip_prefix('@') {
+        Some(list) => std::fs::read_to_string(list)
+            .expect("readable list")
+            .lines()
+            .map(|path| std::fs::read(path).expect("readable file"))
+            .collect(),
+        None => Vec::new(),
+    };
+    let text = match files.is_empty() {
+        true => std::fs::read(records).expect("readable records"),
+        false => Vec::new(),
+    };
+    let records: Vec<&[u8]> = match files.is_empty() {
+        true => text
+            .split(|&b| b == b'\n')
+            .filter(|r| !r.is_empty())
+            .collect(),
+        false => files.iter().map(Vec::as_slice).collect(),
+    };
     let bytes: usize = records.iter().map(|r| r.len()).sum();
     for spec in std::fs::read_to_string(specs)
         .expect("readable specs")
@@ -79,7 +96,7 @@ fn run(extractor: &Extractor, records: &[&[u8]], batch: usize, mut digest: Optio
         Extractor::Int64Rows(e) => dense_rows(&**e, records, batch, digest, |v| v as u64),
         Extractor::RaggedIds(e) => {
             let (mut ids, mut ends) = (Vec::new(), Vec::new());
-            for docs in records.chunks(batch) {
+            for docs in chunks(records, batch) {
                 ids.clear();
                 ends.clear();
                 if batch == 1 {
@@ -97,7 +114,7 @@ fn run(extractor: &Extractor, records: &[&[u8]], batch: usize, mut digest: Optio
         Extractor::SparseRows(e) => {
             let (mut indices, mut values, mut ends) = (Vec::new(), Vec::new(), Vec::new());
             let mut row = SparseRow::default();
-            for docs in records.chunks(batch) {
+            for docs in chunks(records, batch) {
                 indices.clear();
                 values.clear();
                 ends.clear();
@@ -117,7 +134,7 @@ fn run(extractor: &Extractor, records: &[&[u8]], batch: usize, mut digest: Optio
         }
         Extractor::RaggedStrings(e) => {
             let (mut bytes, mut ends, mut row_ends) = (Vec::new(), Vec::new(), Vec::new());
-            for docs in records.chunks(batch) {
+            for docs in chunks(records, batch) {
                 bytes.clear();
                 ends.clear();
                 row_ends.clear();
@@ -134,6 +151,24 @@ fn run(extractor: &Extractor, records: &[&[u8]], batch: usize, mut digest: Optio
     }
 }
 
+/// `records` in chunks of at most `batch` records and, past the first
+/// record, at most 64 KiB of input, as the kernels chunk their input (whole
+/// files would otherwise make chunks of megabytes).
+fn chunks<'r>(records: &'r [&'r [u8]], batch: usize) -> impl Iterator<Item = &'r [&'r [u8]]> {
+    const CHUNK_BYTES: usize = 64 << 10;
+    let mut rest = records;
+    std::iter::from_fn(move || {
+        let (mut n, mut bytes) = (0, 0);
+        while n < rest.len().min(batch) && (n == 0 || bytes + rest[n].len() <= CHUNK_BYTES) {
+            bytes += rest[n].len();
+            n += 1;
+        }
+        let (chunk, tail) = rest.split_at(n);
+        rest = tail;
+        (!chunk.is_empty()).then_some(chunk)
+    })
+}
+
 /// [`run`] for a fixed-width extractor: `bits` turns a value into what the
 /// digest takes.
 fn dense_rows<T: Copy + Default + Send>(
@@ -144,7 +179,7 @@ fn dense_rows<T: Copy + Default + Send>(
     bits: impl Fn(T) -> u64,
 ) {
     let mut out = vec![T::default(); batch * e.width()];
-    for docs in records.chunks(batch) {
+    for docs in chunks(records, batch) {
         let rows = &mut out[..docs.len() * e.width()];
         e.write_rows(docs, rows).expect("rows");
         if let Some(d) = digest.as_deref_mut() {
