@@ -19,9 +19,12 @@ Corpora, built from what the machine has (deterministic, --seed):
    tensor built once, outside the timing), best of --repeat, in a fresh
    process per intra-op thread count (TF fixes its pools at start-up).
    Every rustfx output is checked equal to the TF ops' (and scikit-learn's)
-   before it is timed.
+   before it is timed. The output floor: fresh tensors of rustfx's output
+   shapes (tf.fill), nothing computed.
 2. The core with no TF (benches/records.rs): batches of 1024 records, and
-   one call per record, one thread.
+   one call per record, one thread; for ragged ids, two floors: one scan
+   of the records for their tokens, and hashing their n-grams found
+   beforehand.
 3. A tf.data pipeline: TextLineDataset over --pipeline-lines lines,
    batch(1024), the extractor in map (AUTOTUNE), against the same pipeline
    with TF's ops and with no extractor (the floor).
@@ -190,6 +193,22 @@ def sklearn_fn(params):
     return (lambda x: tf.py_function(transform, [x], tf.float32)), vectorizer
 
 
+def output_floor(out):
+    """Fresh tensors of `out`'s shapes and dtypes, nothing computed: what
+    a kernel's outputs cost before a value is written in them."""
+    import tensorflow as tf
+
+    def fill(t):
+        return tf.fill(tf.shape(t), tf.zeros([], t.dtype))
+    if isinstance(out, tf.RaggedTensor):
+        parts = [out.flat_values] + list(out.nested_row_splits)
+    elif isinstance(out, tf.SparseTensor):
+        parts = [out.indices, out.values]
+    else:
+        parts = [out]
+    return lambda x: [fill(t) for t in parts]
+
+
 def same(a, b):
     import numpy as np
     import tensorflow as tf
@@ -238,6 +257,7 @@ def measure(threads, n, repeat, seed):
                     f"{job} on {name}: rustfx and scikit-learn differ"
                 row["sklearn_py_function_seconds"] = best_seconds(sk_py, x, max(1, repeat // 3))
             row["rustfx_seconds"] = best_seconds(rust, x, repeat)
+            row["output_floor_seconds"] = best_seconds(output_floor(out), x, repeat)
             results.append(row)
     return results
 
@@ -265,10 +285,9 @@ def core(n, repeat, seed):
                                   records, specs, str(repeat)],
                                  cwd=ROOT, check=True, capture_output=True, text=True)
             result = json.loads(out.stdout.strip().splitlines()[-1])
-            rows.append({"job": job, "corpus": names[0], "records": result["records"],
-                         "batched": result["records"] / result["batched_seconds"],
-                         "per_record": result["records"] / result["per_record_seconds"],
-                         "mb_s": result["bytes"] / result["batched_seconds"] / 1e6})
+            rows.append({"job": job, "corpus": names[0],
+                         "mb_s": result["bytes"] / result["batched_seconds"] / 1e6,
+                         **{k: v for k, v in result.items() if k not in ("spec", "digest")}})
     return rows
 
 
@@ -391,10 +410,14 @@ def main():
             sys.exit(f"{' '.join(command)} failed:\n{out.stderr[-3000:]}")
         return json.loads(out.stdout.strip().splitlines()[-1])
 
+    def per_s(r, key):
+        return f"{r['records'] / r[key] / 1e6:.2f}" if key in r else "—"
+
     print(f"Short records: one eager call on {args.records:,} records, best of {args.repeat}; "
           "M records/s (MB/s); rustfx's output checked equal to the alternative's first.\n")
-    print("| job | corpus (mean B) | threads | rustfx | TF ops | rustfx / TF | sklearn in py_function |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| job | corpus (mean B) | threads | rustfx | TF ops | rustfx / TF | "
+          "sklearn in py_function | output floor, M/s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for threads in args.thread_counts:
         for r in child("ops", threads):
             n, mb = r["records"], r["records"] * r["mean_bytes"] / 1e6
@@ -404,13 +427,15 @@ def main():
             ratio = f"{r['tf_seconds'] / r['rustfx_seconds']:.1f}x" if "tf_seconds" in r else "—"
             print(f"| {r['job']} | {r['corpus']} ({r['mean_bytes']:.0f}) | {threads} | "
                   f"{rate('rustfx_seconds')} | {rate('tf_seconds')} | {ratio} | "
-                  f"{rate('sklearn_py_function_seconds')} |")
+                  f"{rate('sklearn_py_function_seconds')} | {per_s(r, 'output_floor_seconds')} |")
     print("\nThe core with no TF (cargo bench --bench records), one thread, M records/s:\n")
-    print("| job | corpus | batches of 1024 | one call per record | MB/s |")
-    print("|---|---|---:|---:|---:|")
+    print("| job | corpus | batches of 1024 | one call per record | MB/s | "
+          "floor: one scan | floor: hashing |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for r in child("core"):
-        print(f"| {r['job']} | {r['corpus']} | {r['batched'] / 1e6:.2f} | "
-              f"{r['per_record'] / 1e6:.2f} | {r['mb_s']:.0f} |")
+        print(f"| {r['job']} | {r['corpus']} | {per_s(r, 'batched_seconds')} | "
+              f"{per_s(r, 'per_record_seconds')} | {r['mb_s']:.0f} | "
+              f"{per_s(r, 'scan_seconds')} | {per_s(r, 'hash_seconds')} |")
     print("\nFiles that are not UTF-8: small files of /usr/share/doc, /usr/share/perl5 and /etc, "
           "one thread, MB/s:\n")
     print("| job | text | .gz | text / .gz | core alone: text | .gz | text / .gz |")

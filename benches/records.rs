@@ -12,9 +12,19 @@
 //! Prints one line of JSON per spec: best-of-REPEAT seconds of each mode,
 //! the records and their bytes, and a digest of the output (the same in
 //! both modes, or the bench fails).
+//!
+//! For ragged `hashed_ngrams` ids it also times two floors, on the same
+//! records: `scan_seconds`, one scan of each record for the n-grams of
+//! the first width, nothing else (`for_each_gram`, each n-gram's length
+//! summed; the other widths' n-grams are slices of the same tokens), and
+//! `hash_seconds`, hashing every n-gram, found beforehand (not timed),
+//! into ids, in batches as above. The ids cost at least the slower of the
+//! two, and about their sum.
 
 use rustfx::extractor::{Extractor, RowExtractor};
-use rustfx::ngrams::SparseRow;
+use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, SparseRow, Tokenizer};
+use rustfx::spec::FeatureSpec;
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 /// Records per batch call, as a tf.data `batch(1024)` gives the kernel.
@@ -56,7 +66,7 @@ fn main() {
         .expect("readable specs")
         .lines()
     {
-        let (_, extractor) = rustfx::spec::load(spec).expect("valid spec");
+        let (feature_spec, extractor) = rustfx::spec::load(spec).expect("valid spec");
         // Timed without the digest (it costs more than a histogram row),
         // then once more with it.
         let time = |batch: usize| {
@@ -76,12 +86,97 @@ fn main() {
             digest, per_record_digest,
             "batch and per-record outputs differ: {spec}"
         );
+        let floors = match ragged_hasher(&feature_spec) {
+            Some(hasher) => {
+                let (scan, hash) = floors(&hasher, &records, repeat);
+                format!(", \"scan_seconds\": {scan}, \"hash_seconds\": {hash}")
+            }
+            None => String::new(),
+        };
         println!(
             "{{\"spec\": {spec}, \"records\": {}, \"bytes\": {bytes}, \"batched_seconds\": \
-             {batched}, \"per_record_seconds\": {per_record}, \"digest\": {digest}}}",
+             {batched}, \"per_record_seconds\": {per_record}, \"digest\": {digest}{floors}}}",
             records.len()
         );
     }
+}
+
+/// The hasher of a ragged `hashed_ngrams` spec, built as the registry
+/// builds it.
+fn ragged_hasher(spec: &FeatureSpec) -> Option<NgramHasher> {
+    let p = spec.params();
+    if spec.extractor() != "hashed_ngrams" || p.str("output").ok()? != "ragged" {
+        return None;
+    }
+    let config = NgramConfig {
+        tokenizer: Tokenizer::from_name(p.str("tokenizer").ok()?).ok()?,
+        widths: p
+            .ints("ngram_widths")
+            .ok()?
+            .iter()
+            .map(|&w| w as usize)
+            .collect(),
+        lowercase: p.bool("lowercase").ok()?,
+        hash: HashFamily::from_name(p.str("hash").ok()?).ok()?,
+        num_buckets: p.int("num_buckets").ok()? as u64,
+    };
+    NgramHasher::new(config).ok()
+}
+
+/// Best-of-`repeat` seconds of the two floors (see the module's comment):
+/// one scan for the first width's n-grams, and hashing n-grams found
+/// beforehand into ids, a batch at a time.
+fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) {
+    let first_width = NgramHasher::new(NgramConfig {
+        widths: hasher.config().widths[..1].to_vec(),
+        ..hasher.config().clone()
+    })
+    .expect("a valid hasher's first width");
+    let best = |f: &mut dyn FnMut()| {
+        (0..repeat)
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let scan = best(&mut || {
+        let mut total = 0;
+        for doc in records {
+            first_width.for_each_gram(doc, |gram| {
+                total += gram.len();
+                ControlFlow::Continue(())
+            });
+        }
+        std::hint::black_box(total);
+    });
+    // Every n-gram's bytes, back to back, and where each batch's end.
+    let (mut grams, mut ends, mut batch_ends) = (Vec::new(), Vec::new(), Vec::new());
+    for docs in chunks(records, BATCH) {
+        for doc in docs {
+            hasher.for_each_gram(doc, |gram| {
+                grams.extend_from_slice(gram);
+                ends.push(grams.len());
+                ControlFlow::Continue(())
+            });
+        }
+        batch_ends.push(ends.len());
+    }
+    let hash = best(&mut || {
+        let mut ids: Vec<i64> = Vec::new();
+        let (mut first, mut start) = (0, 0);
+        for &batch_end in &batch_ends {
+            ids.clear();
+            for &end in &ends[first..batch_end] {
+                ids.push(hasher.bucket(&grams[start..end]).index as i64);
+                start = end;
+            }
+            first = batch_end;
+            std::hint::black_box(&ids);
+        }
+    });
+    (scan, hash)
 }
 
 /// Runs `extractor` over `records` in calls of `batch` records, into

@@ -253,7 +253,7 @@ impl TokenBuffer {
     pub(super) fn emit_windows<S: TokenSource>(
         &mut self,
         joiner: Option<u8>,
-        mut source: S,
+        source: &mut S,
         widths: &[usize],
         f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {

@@ -994,7 +994,7 @@ fn joined<S: TokenSource>(
 ) -> ControlFlow<()> {
     with_token_buffer(|buffer| {
         passes(widths, order, |widths| {
-            buffer.emit_windows(joiner, source(), widths, f)
+            buffer.emit_windows(joiner, &mut source(), widths, f)
         })
     })
 }
@@ -1019,7 +1019,7 @@ fn ascii_words(
         passes(widths, order, |widths| {
             let mut words = AsciiWords::new(doc, class, lowercase, min_len);
             if widths != [1] || lowercase {
-                return buffer.emit_windows(Some(b' '), words, widths, f);
+                return buffer.emit_windows(Some(b' '), &mut words, widths, f);
             }
             while let Some((start, end)) = words.next_range() {
                 f(0, Gram::new(&doc[start..], end - start))?;
