@@ -111,6 +111,20 @@ mod ffi {
             ids: &mut Vec<i64>,
             row_ends: &mut Vec<u64>,
         ) -> Result<()>;
+        /// Whether a document's id count follows from its length (byte
+        /// n-grams): then `write_row_splits` sizes the output and
+        /// `write_id_rows` writes each chunk's ids straight into it.
+        fn exact_id_counts(self: &Extractor) -> bool;
+        /// The row splits of all of `docs` (`docs.len() + 1` of them, from
+        /// 0) for an extractor with `exact_id_counts`.
+        fn write_row_splits(
+            self: &Extractor,
+            docs: &DocumentChunk,
+            row_splits: &mut [i64],
+        ) -> Result<()>;
+        /// The ids of `docs`, end to end, into `out`, which holds exactly
+        /// as many.
+        fn write_id_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [i64]) -> Result<()>;
         /// Appends the sparse row of each of `docs` (indices sorted) to
         /// `indices` and `values`, pushing `indices.len()` to `row_ends`
         /// after each.
@@ -305,6 +319,51 @@ impl Extractor {
                 Ok(())
             }
             other => Err(wrong_kind("append_id_rows", other)),
+        })
+    }
+
+    fn exact_id_counts(&self) -> bool {
+        match &self.extractor {
+            CoreExtractor::RaggedIds(e) => e.id_count_of_len(0).is_some(),
+            _ => false,
+        }
+    }
+
+    fn write_row_splits(
+        &self,
+        docs: &ffi::DocumentChunk,
+        row_splits: &mut [i64],
+    ) -> BridgeResult<()> {
+        guard("write_row_splits", || match &self.extractor {
+            CoreExtractor::RaggedIds(e) => {
+                let (first, rest) = row_splits
+                    .split_first_mut()
+                    .filter(|(_, rest)| rest.len() == docs.len())
+                    .ok_or_else(|| {
+                        Error::new(ErrorKind::Internal, "row_splits of the wrong size")
+                    })?;
+                *first = 0;
+                let mut end = 0i64;
+                for (i, split) in rest.iter_mut().enumerate() {
+                    let count = e.id_count_of_len(docs.get(i).len()).ok_or_else(|| {
+                        Error::new(ErrorKind::Internal, "write_row_splits on inexact ids")
+                    })?;
+                    end = i64::try_from(count)
+                        .ok()
+                        .and_then(|count| end.checked_add(count))
+                        .ok_or_else(|| Error::invalid_argument("more ids than int64 counts"))?;
+                    *split = end;
+                }
+                Ok(())
+            }
+            other => Err(wrong_kind("write_row_splits", other)),
+        })
+    }
+
+    fn write_id_rows(&self, docs: &ffi::DocumentChunk, out: &mut [i64]) -> BridgeResult<()> {
+        guard("write_id_rows", || match &self.extractor {
+            CoreExtractor::RaggedIds(e) => e.write_id_rows(&documents(docs), out),
+            other => Err(wrong_kind("write_id_rows", other)),
         })
     }
 

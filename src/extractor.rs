@@ -111,6 +111,45 @@ pub trait RaggedIdsExtractor: Send + Sync {
             row_ends.push(ids.len() as u64);
         }
     }
+
+    /// How many ids a document of `len` bytes has, when its length alone
+    /// tells (byte n-grams): a kernel can then size its output first and
+    /// have the ids written straight into it
+    /// ([`write_id_rows`](Self::write_id_rows)), with no copy.
+    fn id_count_of_len(&self, _len: usize) -> Option<usize> {
+        None
+    }
+
+    /// The ids of `docs`, end to end, into `out`, which holds exactly as
+    /// many (an `Internal` error otherwise: a caller's bug).
+    fn write_id_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
+        write_id_rows_by_copy(self, docs, out)
+    }
+}
+
+/// [`RaggedIdsExtractor::write_id_rows`] of any extractor: its
+/// `append_id_rows`, copied into `out`.
+pub fn write_id_rows_by_copy<E: RaggedIdsExtractor + ?Sized>(
+    extractor: &E,
+    docs: &[&[u8]],
+    out: &mut [i64],
+) -> Result<()> {
+    let (mut ids, mut row_ends) = (Vec::new(), Vec::new());
+    extractor.append_id_rows(docs, &mut ids, &mut row_ends);
+    if out.len() != ids.len() {
+        return Err(id_count_mismatch(out.len(), ids.len()));
+    }
+    out.copy_from_slice(&ids);
+    Ok(())
+}
+
+/// The error of [`RaggedIdsExtractor::write_id_rows`] given room for
+/// `room` ids where the documents have `ids`.
+pub fn id_count_mismatch(room: usize, ids: usize) -> Error {
+    Error::new(
+        ErrorKind::Internal,
+        format!("room for {room} ids, the documents have {ids} (a bug in rustfx)"),
+    )
 }
 
 /// An extractor whose rows are sparse float32 vectors of a fixed width

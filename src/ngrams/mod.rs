@@ -42,7 +42,7 @@ mod tests;
 
 pub use count::CountScratch;
 
-use crate::extractor::{check_width, RowExtractor};
+use crate::extractor::{check_width, id_count_mismatch, write_id_rows_by_copy, RowExtractor};
 use crate::hashing::{
     fingerprint64, murmur3_x86_32, murmur3_x86_32_short, sklearn_bucket_of_i32_min,
 };
@@ -530,6 +530,33 @@ impl NgramHasher {
                 buffer.shrink_to(KEEP_LATER_IDS);
             }
         });
+    }
+}
+
+impl NgramHasher {
+    /// Byte n-grams' ids of `docs`, written in place: their order is the
+    /// output's (each width in turn, in one pass per document), and `out`
+    /// was sized by `id_count_of_len`.
+    fn write_byte_id_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
+        let room = out.len();
+        let (mut slots, mut ids) = (out.iter_mut(), 0usize);
+        let mut buckets = BucketStream::new(self, |_, bucket: Bucket| {
+            if let Some(slot) = slots.next() {
+                *slot = bucket.index as i64;
+            }
+            ids += 1;
+        });
+        for doc in docs {
+            let _ = self.grams(doc, Order::Output, &mut |_, gram| {
+                buckets.push(0, gram);
+                ControlFlow::Continue(())
+            });
+        }
+        buckets.finish();
+        match ids == room {
+            true => Ok(()),
+            false => Err(id_count_mismatch(room, ids)),
+        }
     }
 }
 
@@ -1055,6 +1082,19 @@ impl crate::extractor::RaggedIdsExtractor for NgramHasher {
 
     fn append_id_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, row_ends: &mut Vec<u64>) {
         self.id_rows(docs, ids, row_ends);
+    }
+
+    fn id_count_of_len(&self, len: usize) -> Option<usize> {
+        let widths = &self.config.widths;
+        (self.config.tokenizer == Tokenizer::Byte)
+            .then(|| widths.iter().map(|&w| (len + 1).saturating_sub(w)).sum())
+    }
+
+    fn write_id_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
+        match self.config.tokenizer {
+            Tokenizer::Byte => self.write_byte_id_rows(docs, out),
+            _ => write_id_rows_by_copy(self, docs, out),
+        }
     }
 }
 

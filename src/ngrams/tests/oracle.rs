@@ -249,7 +249,29 @@ proptest::proptest! {
         }
         let (mut got, mut got_ends) = (vec![-7], Vec::new());
         hasher.append_id_rows(&docs, &mut got, &mut got_ends);
-        proptest::prop_assert_eq!((got, got_ends), (want, want_ends));
+        proptest::prop_assert_eq!((&got, &got_ends), (&want, &want_ends));
+
+        // Written in place, into room sized from the lengths where they
+        // tell (byte n-grams), into room of the right size otherwise; room
+        // of another size is an error, not a panic or a short row.
+        let counts: Option<Vec<usize>> =
+            docs.iter().map(|doc| hasher.id_count_of_len(doc.len())).collect();
+        if let Some(counts) = &counts {
+            let ends: Vec<u64> = counts
+                .iter()
+                .scan(1, |end, &count| { *end += count; Some(*end as u64) })
+                .collect();
+            proptest::prop_assert_eq!(&ends, &want_ends);
+        }
+        proptest::prop_assert_eq!(
+            hasher.id_count_of_len(0).is_some(),
+            tokenizer == Tokenizer::Byte
+        );
+        let mut in_place = vec![3; want.len() - 1];
+        hasher.write_id_rows(&docs, &mut in_place).unwrap();
+        proptest::prop_assert_eq!(&in_place[..], &want[1..]);
+        let mut wrong = vec![3; want.len()];
+        proptest::prop_assert!(hasher.write_id_rows(&docs, &mut wrong).is_err());
 
         let sequence = NgramSequence::new(hasher.clone(), max_tokens, -1).unwrap();
         let want: Vec<i64> = docs.iter().flat_map(|doc| sequence.row(doc)).collect();
