@@ -257,9 +257,10 @@ values[row_splits[i]:row_splits[i+1]].
     using ExtractorKernel::ExtractorKernel;
     void Compute(OpKernelContext* ctx) override {
       const Extractor& e = extractor();
-      if (!source().reads_files() && e.exact_id_counts()) {
-        ComputeInPlace(ctx, e);
-        return;
+      if (!source().reads_files() && e.counts_ids_up_front()) {
+        bool done = false;
+        OP_REQUIRES_OK(ctx, ComputeInPlace(ctx, e, &done));
+        if (done) return;
       }
       DocumentChunks chunks;
       std::vector<IdRows> parts;
@@ -273,34 +274,38 @@ values[row_splits[i]:row_splits[i+1]].
     }
 
    private:
-    // Byte n-grams: a document's id count follows from its length, so the
-    // outputs are sized first and each chunk's ids are written straight
-    // into `values`, not gathered and copied (a copy of 8 bytes per n-gram).
-    void ComputeInPlace(OpKernelContext* ctx, const Extractor& e) {
+    // Byte n-grams, and character n-grams of ASCII: each document's id
+    // count is known up front, so the outputs are sized first and each
+    // chunk's ids are written straight into `values`, not gathered and
+    // copied (8 bytes per n-gram). `*done` stays false, with no output
+    // set, when a document's ids cannot be counted (the caller gathers).
+    absl::Status ComputeInPlace(OpKernelContext* ctx, const Extractor& e, bool* done) {
       auto docs = ctx->input(0).flat<tstring>();
       const int64_t n = docs.size();
-      Tensor* splits = nullptr;
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n + 1}), &splits));
-      int64_t* row_splits = splits->flat<int64_t>().data();
+      Tensor splits;
+      TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DT_INT64, TensorShape({n + 1}), &splits));
+      int64_t* row_splits = splits.flat<int64_t>().data();
       try {
-        e.write_row_splits(DocumentChunk(docs.data(), static_cast<size_t>(n)),
-                           rust::Slice<int64_t>(row_splits, static_cast<size_t>(n + 1)));
+        if (!e.write_row_splits(DocumentChunk(docs.data(), static_cast<size_t>(n)),
+                                rust::Slice<int64_t>(row_splits, static_cast<size_t>(n + 1)))) {
+          return absl::OkStatus();
+        }
       } catch (const std::exception& err) {
-        ctx->CtxFailure(absl::InvalidArgumentError(std::string(kName) + ": " + err.what()));
-        return;
+        return absl::InvalidArgumentError(std::string(kName) + ": " + err.what());
       }
+      *done = true;
+      ctx->set_output(1, splits);
       Tensor* values = nullptr;
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({row_splits[n]}), &values));
+      TF_RETURN_IF_ERROR(ctx->allocate_output(0, TensorShape({row_splits[n]}), &values));
       int64_t* out = values->flat<int64_t>().data();
       const DocumentChunks chunks = PlanChunks(ctx, source(), docs, e.cost_per_byte());
-      OP_REQUIRES_OK(ctx, ForEachChunk(ctx, source(), docs, chunks,
-                                       [&](int64_t, int64_t first, const DocumentChunk& chunk) {
-                                         const int64_t begin = row_splits[first];
-                                         const int64_t end = row_splits[first + chunk.len()];
-                                         if (end == begin) return;
-                                         e.write_id_rows(chunk, rust::Slice<int64_t>(
-                                                                    out + begin, end - begin));
-                                       }));
+      return ForEachChunk(ctx, source(), docs, chunks,
+                          [&](int64_t, int64_t first, const DocumentChunk& chunk) {
+                            const int64_t begin = row_splits[first];
+                            const int64_t end = row_splits[first + chunk.len()];
+                            if (end == begin) return;
+                            e.write_id_rows(chunk, rust::Slice<int64_t>(out + begin, end - begin));
+                          });
     }
   };
 };

@@ -111,17 +111,19 @@ mod ffi {
             ids: &mut Vec<i64>,
             row_ends: &mut Vec<u64>,
         ) -> Result<()>;
-        /// Whether a document's id count follows from its length (byte
-        /// n-grams): then `write_row_splits` sizes the output and
+        /// Whether the extractor may count a document's ids before
+        /// extracting them (byte n-grams; character n-grams of ASCII):
+        /// then `write_row_splits` may size the output, and
         /// `write_id_rows` writes each chunk's ids straight into it.
-        fn exact_id_counts(self: &Extractor) -> bool;
+        fn counts_ids_up_front(self: &Extractor) -> bool;
         /// The row splits of all of `docs` (`docs.len() + 1` of them, from
-        /// 0) for an extractor with `exact_id_counts`.
+        /// 0); false, with `row_splits` unspecified, when a document's ids
+        /// cannot be counted up front.
         fn write_row_splits(
             self: &Extractor,
             docs: &DocumentChunk,
             row_splits: &mut [i64],
-        ) -> Result<()>;
+        ) -> Result<bool>;
         /// The ids of `docs`, end to end, into `out`, which holds exactly
         /// as many.
         fn write_id_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [i64]) -> Result<()>;
@@ -322,9 +324,9 @@ impl Extractor {
         })
     }
 
-    fn exact_id_counts(&self) -> bool {
+    fn counts_ids_up_front(&self) -> bool {
         match &self.extractor {
-            CoreExtractor::RaggedIds(e) => e.id_count_of_len(0).is_some(),
+            CoreExtractor::RaggedIds(e) => e.counts_ids_up_front(),
             _ => false,
         }
     }
@@ -333,7 +335,7 @@ impl Extractor {
         &self,
         docs: &ffi::DocumentChunk,
         row_splits: &mut [i64],
-    ) -> BridgeResult<()> {
+    ) -> BridgeResult<bool> {
         guard("write_row_splits", || match &self.extractor {
             CoreExtractor::RaggedIds(e) => {
                 let (first, rest) = row_splits
@@ -345,16 +347,16 @@ impl Extractor {
                 *first = 0;
                 let mut end = 0i64;
                 for (i, split) in rest.iter_mut().enumerate() {
-                    let count = e.id_count_of_len(docs.get(i).len()).ok_or_else(|| {
-                        Error::new(ErrorKind::Internal, "write_row_splits on inexact ids")
-                    })?;
+                    let Some(count) = e.id_count(docs.get(i)) else {
+                        return Ok(false);
+                    };
                     end = i64::try_from(count)
                         .ok()
                         .and_then(|count| end.checked_add(count))
                         .ok_or_else(|| Error::invalid_argument("more ids than int64 counts"))?;
                     *split = end;
                 }
-                Ok(())
+                Ok(true)
             }
             other => Err(wrong_kind("write_row_splits", other)),
         })

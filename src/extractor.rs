@@ -112,11 +112,16 @@ pub trait RaggedIdsExtractor: Send + Sync {
         }
     }
 
-    /// How many ids a document of `len` bytes has, when its length alone
-    /// tells (byte n-grams): a kernel can then size its output first and
-    /// have the ids written straight into it
+    /// Whether [`id_count`](Self::id_count) can tell, for some documents.
+    fn counts_ids_up_front(&self) -> bool {
+        false
+    }
+
+    /// How many ids `doc` has, when that is known without extracting them
+    /// (byte n-grams; character n-grams of ASCII text): a kernel can then
+    /// size its output first and have the ids written straight into it
     /// ([`write_id_rows`](Self::write_id_rows)), with no copy.
-    fn id_count_of_len(&self, _len: usize) -> Option<usize> {
+    fn id_count(&self, _doc: &[u8]) -> Option<usize> {
         None
     }
 

@@ -534,10 +534,11 @@ impl NgramHasher {
 }
 
 impl NgramHasher {
-    /// Byte n-grams' ids of `docs`, written in place: their order is the
-    /// output's (each width in turn, in one pass per document), and `out`
-    /// was sized by `id_count_of_len`.
-    fn write_byte_id_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
+    /// The ids of `docs`, written in place in the order `grams` gives them
+    /// (the output's: each width in turn), into `out`, sized by `id_count`
+    /// (byte and character n-grams, whose widths are passes over the
+    /// document with no tokenizing to repeat).
+    fn write_ids_in_order(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
         let room = out.len();
         let (mut slots, mut ids) = (out.iter_mut(), 0usize);
         let mut buckets = BucketStream::new(self, |_, bucket: Bucket| {
@@ -1084,15 +1085,26 @@ impl crate::extractor::RaggedIdsExtractor for NgramHasher {
         self.id_rows(docs, ids, row_ends);
     }
 
-    fn id_count_of_len(&self, len: usize) -> Option<usize> {
-        let widths = &self.config.widths;
-        (self.config.tokenizer == Tokenizer::Byte)
-            .then(|| widths.iter().map(|&w| (len + 1).saturating_sub(w)).sum())
+    fn counts_ids_up_front(&self) -> bool {
+        matches!(self.config.tokenizer, Tokenizer::Byte | Tokenizer::Char)
+    }
+
+    fn id_count(&self, doc: &[u8]) -> Option<usize> {
+        // Every window of each width; on ASCII, characters are bytes.
+        let windows = || {
+            let widths = self.config.widths.iter();
+            widths.map(|&w| (doc.len() + 1).saturating_sub(w)).sum()
+        };
+        match self.config.tokenizer {
+            Tokenizer::Byte => Some(windows()),
+            Tokenizer::Char if doc.is_ascii() => Some(windows()),
+            _ => None,
+        }
     }
 
     fn write_id_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
         match self.config.tokenizer {
-            Tokenizer::Byte => self.write_byte_id_rows(docs, out),
+            Tokenizer::Byte | Tokenizer::Char => self.write_ids_in_order(docs, out),
             _ => write_id_rows_by_copy(self, docs, out),
         }
     }

@@ -95,10 +95,16 @@ def test_byte_and_char_tokenizers(documents):
         assert as_lists(got) == as_lists(want), tokenizer
 
 
-def byte_ngram_ids(docs, widths, lowercase=False):
-    """Byte n-grams' ids from their definition, hashed by TF's op."""
-    rows = [[(d.lower() if lowercase else d)[i:i + n] for n in widths
-             for i in range(len(d) - n + 1)] for d in docs]
+def unit_ngram_ids(docs, widths, lowercase=False, tokenizer="byte"):
+    """Byte (or character) n-grams' ids from their definition, hashed by
+    TF's op."""
+    def units(d):
+        d = d.lower() if lowercase else d
+        if tokenizer == "byte":
+            return [bytes([b]) for b in d]
+        return [c.encode() for c in d.decode("utf-8", errors="replace")]
+    rows = [[b"".join(u[i:i + n]) for n in widths for i in range(len(u) - n + 1)]
+            for u in map(units, docs)]
     flat = [g for row in rows for g in row]
     ids = tf.strings.to_hash_bucket_fast(tf.constant(flat, dtype=tf.string), BUCKETS).numpy()
     out, at = [], 0
@@ -108,29 +114,37 @@ def byte_ngram_ids(docs, widths, lowercase=False):
     return out
 
 
-def test_byte_ngrams_sized_from_lengths(documents):
-    """Byte n-grams' ids are written straight into an output sized from the
-    documents' lengths (the kernel's in-place path): the edges of that
-    sizing against the definition."""
-    def check(docs, widths, lowercase=False, **kwargs):
+@pytest.mark.parametrize("tokenizer", ["byte", "char"])
+def test_ngrams_counted_up_front(documents, tokenizer):
+    """Byte n-grams' ids, and character n-grams' of a batch that is all
+    ASCII, are written straight into an output sized from the documents'
+    lengths (the kernel's in-place path; a batch with a document that is
+    not ASCII takes the gathered one): the edges of that sizing against the
+    definition."""
+    def check(docs, widths, lowercase=False):
         got = rustfx.hashed_ngrams(docs, num_buckets=BUCKETS, ngram_widths=widths,
-                                   tokenizer="byte", lowercase=lowercase, **kwargs)
-        assert as_lists(got) == byte_ngram_ids(docs, widths, lowercase), (widths, lowercase)
+                                   tokenizer=tokenizer, lowercase=lowercase)
+        want = unit_ngram_ids(docs, widths, lowercase, tokenizer)
+        assert as_lists(got) == want, (widths, lowercase)
 
     short = [b"", b"a", b"ab", b"abc", b"abcd", b"", b"abcdefgh"]
     check(short, (3,))
     check(short, (1, 3, 5))
     check(short, (9,))  # no document has an id
-    check([b"ABC\xc3\x89def", b"MiXeD CaSe"], (2, 1), lowercase=True)
-    # Many chunks, on TF's threads.
+    check([b"MiXeD CaSe", b"x"], (2, 1), lowercase=True)
+    check([b"ABC\xc3\x89def", b"MiXeD CaSe", b"\xff\xfe"], (2, 1), lowercase=True)
+    # Many chunks, on TF's threads: all ASCII, then not.
+    ascii_docs = [d for d in documents if d.isascii()]
+    assert len(ascii_docs) > 100
+    check(ascii_docs * 4, (2, 4))
     check(documents * 4, (2, 4))
     empty = rustfx.hashed_ngrams(tf.constant([], dtype=tf.string), num_buckets=BUCKETS,
-                                 ngram_widths=(3,), tokenizer="byte")
+                                 ngram_widths=(3,), tokenizer=tokenizer)
     assert empty.shape[0] == 0 and empty.flat_values.shape[0] == 0
     grid = rustfx.hashed_ngrams(tf.constant([[b"abc", b"de"], [b"", b"xyzw"]]),
-                                num_buckets=BUCKETS, ngram_widths=(2,), tokenizer="byte")
-    assert grid.to_list() == [byte_ngram_ids([b"abc", b"de"], (2,)),
-                              byte_ngram_ids([b"", b"xyzw"], (2,))]
+                                num_buckets=BUCKETS, ngram_widths=(2,), tokenizer=tokenizer)
+    assert grid.to_list() == [unit_ngram_ids([b"abc", b"de"], (2,), tokenizer=tokenizer),
+                              unit_ngram_ids([b"", b"xyzw"], (2,), tokenizer=tokenizer)]
 
 
 def test_sequence_is_truncated_padded_ragged(documents):
