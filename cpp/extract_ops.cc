@@ -274,8 +274,8 @@ values[row_splits[i]:row_splits[i+1]].
     }
 
    private:
-    // Byte n-grams, and character n-grams of ASCII: each document's id
-    // count is known up front, so the outputs are sized first and each
+    // Byte and character n-grams: each document's id count (its windows)
+    // is known up front, so the outputs are sized first and each
     // chunk's ids are written straight into `values`, not gathered and
     // copied (8 bytes per n-gram). `*done` stays false, with no output
     // set, when a document's ids cannot be counted (the caller gathers).

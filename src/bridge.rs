@@ -112,7 +112,7 @@ mod ffi {
             row_ends: &mut Vec<u64>,
         ) -> Result<()>;
         /// Whether the extractor may count a document's ids before
-        /// extracting them (byte n-grams; character n-grams of ASCII):
+        /// extracting them (byte and character n-grams):
         /// then `write_row_splits` may size the output, and
         /// `write_id_rows` writes each chunk's ids straight into it.
         fn counts_ids_up_front(self: &Extractor) -> bool;

@@ -118,7 +118,7 @@ pub trait RaggedIdsExtractor: Send + Sync {
     }
 
     /// How many ids `doc` has, when that is known without extracting them
-    /// (byte n-grams; character n-grams of ASCII text): a kernel can then
+    /// (byte and character n-grams: every window): a kernel can then
     /// size its output first and have the ids written straight into it
     /// ([`write_id_rows`](Self::write_id_rows)), with no copy.
     fn id_count(&self, _doc: &[u8]) -> Option<usize> {

@@ -53,8 +53,8 @@ const MURMUR3_SEED: u32 = 0;
 use crate::{Error, ErrorKind, Result};
 use count::normalize_dense;
 use grams::{
-    ascii_collapsed_ngrams, byte_ngrams, char_ngrams, char_wb_ngrams, AsciiWords, Gram,
-    PythonChars, SklearnWords, TokenBuffer, TokenSource,
+    ascii_collapsed_ngrams, byte_ngrams, char_ngrams, char_wb_ngrams, lossy_char_count, AsciiWords,
+    Gram, PythonChars, SklearnWords, TokenBuffer, TokenSource,
 };
 use scan::ByteClass;
 use std::cell::{Cell, RefCell};
@@ -1090,16 +1090,15 @@ impl crate::extractor::RaggedIdsExtractor for NgramHasher {
     }
 
     fn id_count(&self, doc: &[u8]) -> Option<usize> {
-        // Every window of each width; on ASCII, characters are bytes.
-        let windows = || {
-            let widths = self.config.widths.iter();
-            widths.map(|&w| (doc.len() + 1).saturating_sub(w)).sum()
+        // Every window of each width over the bytes or the characters.
+        let units = match self.config.tokenizer {
+            Tokenizer::Byte => doc.len(),
+            Tokenizer::Char if doc.is_ascii() => doc.len(),
+            Tokenizer::Char => lossy_char_count(doc),
+            _ => return None,
         };
-        match self.config.tokenizer {
-            Tokenizer::Byte => Some(windows()),
-            Tokenizer::Char if doc.is_ascii() => Some(windows()),
-            _ => None,
-        }
+        let widths = self.config.widths.iter();
+        Some(widths.map(|&w| (units + 1).saturating_sub(w)).sum())
     }
 
     fn write_id_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {

@@ -116,11 +116,10 @@ def unit_ngram_ids(docs, widths, lowercase=False, tokenizer="byte"):
 
 @pytest.mark.parametrize("tokenizer", ["byte", "char"])
 def test_ngrams_counted_up_front(documents, tokenizer):
-    """Byte n-grams' ids, and character n-grams' of a batch that is all
-    ASCII, are written straight into an output sized from the documents'
-    lengths (the kernel's in-place path; a batch with a document that is
-    not ASCII takes the gathered one): the edges of that sizing against the
-    definition."""
+    """Byte and character n-grams' ids are written straight into an output
+    sized up front from each document's bytes or characters (the kernel's
+    in-place path): the edges of that sizing against the definition, on
+    text that is not UTF-8 too."""
     def check(docs, widths, lowercase=False):
         got = rustfx.hashed_ngrams(docs, num_buckets=BUCKETS, ngram_widths=widths,
                                    tokenizer=tokenizer, lowercase=lowercase)
@@ -132,8 +131,10 @@ def test_ngrams_counted_up_front(documents, tokenizer):
     check(short, (1, 3, 5))
     check(short, (9,))  # no document has an id
     check([b"MiXeD CaSe", b"x"], (2, 1), lowercase=True)
-    check([b"ABC\xc3\x89def", b"MiXeD CaSe", b"\xff\xfe"], (2, 1), lowercase=True)
-    # Many chunks, on TF's threads: all ASCII, then not.
+    check([b"ABC\xc3\x89def", b"MiXeD CaSe", b"\xff\xfe", b"\xe2\x82x\xf0\x9f\x98\x80"],
+          (2, 1), lowercase=True)
+    # Many chunks, on TF's threads: all ASCII (characters are bytes), then
+    # not.
     ascii_docs = [d for d in documents if d.isascii()]
     assert len(ascii_docs) > 100
     check(ascii_docs * 4, (2, 4))

@@ -237,9 +237,38 @@ fn next_char_lossy_is_from_utf8_lossy() {
     }
 }
 
+/// The characters counted up front for `char` n-grams are those
+/// `from_utf8_lossy` gives, on a document longer than the decoding block.
+#[test]
+fn lossy_char_count_counts_from_utf8_lossy() {
+    let long: Vec<u8> = (0..40_000u32)
+        .flat_map(|i| match i % 7 {
+            0 => vec![0xe2, 0x82],
+            1 => "é".as_bytes().to_vec(),
+            2 => vec![0xff],
+            3 => "\u{1f600}".as_bytes().to_vec(),
+            _ => vec![b'a' + (i % 26) as u8],
+        })
+        .collect();
+    for doc in [
+        &b""[..],
+        b"abc",
+        b"\xc3",
+        "a\u{e9}\u{1f600}".as_bytes(),
+        &long,
+    ] {
+        let want = String::from_utf8_lossy(doc).chars().count();
+        assert_eq!(super::grams::lossy_char_count(doc), want);
+    }
+}
+
 proptest::proptest! {
     #[test]
     fn next_char_lossy_decodes_any_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
         proptest::prop_assert_eq!(decode_with_next_char_lossy(&bytes), String::from_utf8_lossy(&bytes));
+        proptest::prop_assert_eq!(
+            super::grams::lossy_char_count(&bytes),
+            String::from_utf8_lossy(&bytes).chars().count()
+        );
     }
 }
