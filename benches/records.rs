@@ -22,7 +22,7 @@
 //! two, and about their sum.
 
 use rustfx::extractor::{Extractor, RowExtractor};
-use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, SparseRow, Tokenizer};
+use rustfx::ngrams::{NgramConfig, NgramHasher, SparseRow};
 use rustfx::spec::FeatureSpec;
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -70,12 +70,7 @@ fn main() {
         // Timed without the digest (it costs more than a histogram row),
         // then once more with it.
         let time = |batch: usize| {
-            let mut best = f64::INFINITY;
-            for _ in 0..repeat {
-                let start = Instant::now();
-                run(&extractor, &records, batch, None);
-                best = best.min(start.elapsed().as_secs_f64());
-            }
+            let best = best_of(repeat, || run(&extractor, &records, batch, None));
             let mut digest = Fnv::default();
             run(&extractor, &records, batch, Some(&mut digest));
             (best, digest.0)
@@ -101,26 +96,24 @@ fn main() {
     }
 }
 
-/// The hasher of a ragged `hashed_ngrams` spec, built as the registry
-/// builds it.
+/// The hasher of a ragged `hashed_ngrams` spec, as the registry builds it.
 fn ragged_hasher(spec: &FeatureSpec) -> Option<NgramHasher> {
     let p = spec.params();
     if spec.extractor() != "hashed_ngrams" || p.str("output").ok()? != "ragged" {
         return None;
     }
-    let config = NgramConfig {
-        tokenizer: Tokenizer::from_name(p.str("tokenizer").ok()?).ok()?,
-        widths: p
-            .ints("ngram_widths")
-            .ok()?
-            .iter()
-            .map(|&w| w as usize)
-            .collect(),
-        lowercase: p.bool("lowercase").ok()?,
-        hash: HashFamily::from_name(p.str("hash").ok()?).ok()?,
-        num_buckets: p.int("num_buckets").ok()? as u64,
-    };
-    NgramHasher::new(config).ok()
+    rustfx::registry::ngram_hasher(p).ok()
+}
+
+/// The fastest of `repeat` runs of `f`, in seconds.
+fn best_of(repeat: usize, mut f: impl FnMut()) -> f64 {
+    (0..repeat)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Best-of-`repeat` seconds of the two floors (see the module's comment):
@@ -132,16 +125,7 @@ fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) 
         ..hasher.config().clone()
     })
     .expect("a valid hasher's first width");
-    let best = |f: &mut dyn FnMut()| {
-        (0..repeat)
-            .map(|_| {
-                let start = Instant::now();
-                f();
-                start.elapsed().as_secs_f64()
-            })
-            .fold(f64::INFINITY, f64::min)
-    };
-    let scan = best(&mut || {
+    let scan = best_of(repeat, || {
         let mut total = 0;
         for doc in records {
             first_width.for_each_gram(doc, |gram| {
@@ -163,7 +147,7 @@ fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) 
         }
         batch_ends.push(ends.len());
     }
-    let hash = best(&mut || {
+    let hash = best_of(repeat, || {
         let mut ids: Vec<i64> = Vec::new();
         let (mut first, mut start) = (0, 0);
         for &batch_end in &batch_ends {

@@ -375,16 +375,22 @@ fn canonical_norm(params: &mut Params) -> Result<()> {
     Ok(())
 }
 
-fn build_hashed_ngrams(p: &Params) -> Result<Extractor> {
-    let output = NgramOutput::from_name(p.str("output")?)?;
-    let hasher = NgramHasher::new(NgramConfig {
+/// The n-gram hasher of `hashed_ngrams` parameters, whatever the output
+/// (benches time it alone).
+pub fn ngram_hasher(p: &Params) -> Result<NgramHasher> {
+    NgramHasher::new(NgramConfig {
         tokenizer: Tokenizer::from_name(p.str("tokenizer")?)?,
         widths: p.ints("ngram_widths")?.iter().map(|&w| size(w)).collect(),
         lowercase: p.bool("lowercase")?,
         hash: HashFamily::from_name(p.str("hash")?)?,
         // A negative count maps to 0, which NgramHasher::new rejects.
         num_buckets: u64::try_from(p.int("num_buckets")?).unwrap_or(0),
-    })?;
+    })
+}
+
+fn build_hashed_ngrams(p: &Params) -> Result<Extractor> {
+    let output = NgramOutput::from_name(p.str("output")?)?;
+    let hasher = ngram_hasher(p)?;
     let counts = || -> Result<NgramCounter> {
         let options = CountOptions {
             binary: p.bool("binary")?,

@@ -938,6 +938,16 @@ fn word_ngrams<'a>(
 /// n-grams are emitted (small under test, so documents cross it).
 const CHAR_BLOCK: usize = if cfg!(test) { 61 } else { 4096 };
 
+/// How many characters [`char_ngrams`] finds in `doc`: those of
+/// `String::from_utf8_lossy(doc)`, a U+FFFD for each maximal invalid
+/// sequence.
+pub(super) fn lossy_char_count(doc: &[u8]) -> usize {
+    let starts = |valid: &[u8]| valid.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+    doc.utf8_chunks()
+        .map(|chunk| starts(chunk.valid().as_bytes()) + usize::from(!chunk.invalid().is_empty()))
+        .sum()
+}
+
 /// Character n-grams of a document that is not ASCII (the `char`
 /// tokenizer): each maximal invalid UTF-8 subsequence is one U+FFFD, as
 /// `String::from_utf8_lossy` decodes it. The text is decoded a block at a time into
@@ -949,16 +959,6 @@ const CHAR_BLOCK: usize = if cfg!(test) { 61 } else { 4096 };
 /// text. At each character, the n-grams of every width in `widths` that
 /// end there, in order, `f` getting the position of the width too: one
 /// pass of [`TokenBuffer::emit_windows`].
-/// How many characters [`char_ngrams`] finds in `doc`: those of
-/// `String::from_utf8_lossy(doc)`, a U+FFFD for each maximal invalid
-/// sequence.
-pub(super) fn lossy_char_count(doc: &[u8]) -> usize {
-    let starts = |valid: &[u8]| valid.iter().filter(|&&b| b & 0xc0 != 0x80).count();
-    doc.utf8_chunks()
-        .map(|chunk| starts(chunk.valid().as_bytes()) + usize::from(!chunk.invalid().is_empty()))
-        .sum()
-}
-
 pub(super) fn char_ngrams(
     doc: &[u8],
     lowercase: bool,

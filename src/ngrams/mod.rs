@@ -531,9 +531,7 @@ impl NgramHasher {
             }
         });
     }
-}
 
-impl NgramHasher {
     /// The ids of `docs`, written in place in the order `grams` gives them
     /// (the output's: each width in turn), into `out`, sized by `id_count`
     /// (byte and character n-grams, whose widths are passes over the

@@ -251,9 +251,10 @@ proptest::proptest! {
         hasher.append_id_rows(&docs, &mut got, &mut got_ends);
         proptest::prop_assert_eq!((&got, &got_ends), (&want, &want_ends));
 
-        // Written in place, into room sized from the lengths where they
-        // tell (byte n-grams), into room of the right size otherwise; room
-        // of another size is an error, not a panic or a short row.
+        // Written in place, into room sized up front where the counts are
+        // known (byte and character n-grams), into room of the right size
+        // otherwise; room of another size is an error, not a panic or a
+        // short row.
         let counts: Option<Vec<usize>> =
             docs.iter().map(|doc| hasher.id_count(doc)).collect();
         if let Some(counts) = &counts {
