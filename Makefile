@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
+CORE_LIB := python/rustfx/_rustfx_core.so
 
 .PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel
 
@@ -25,8 +26,11 @@ build: setup
 	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
 	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo build --release --features tensorflow --lib
 	cp target/release/librustfx.so $(LIB)
-	# The pure-Rust program (no TF linked), which tests compare with the ops.
-	cargo build --release --bin rustfx-features
+	# The pure-Rust program (no TF linked), which tests compare with the ops,
+	# and the core's C ABI with no TF linked (src/c_abi.rs), which the Ray
+	# corpus workers load instead of TensorFlow (python/rustfx/_core.py).
+	cargo build --release --bin rustfx-features --lib
+	cp target/release/librustfx.so $(CORE_LIB)
 
 # What a TF Serving build links (BUILD_NOTES.md, "TF Serving"): the kernels,
 # the bridge, the cxx runtime and the Rust core in one static library, and a

@@ -47,7 +47,14 @@ setup(
             path="Cargo.toml",
             binding=Binding.NoBinding,
             features=["tensorflow"],
-        )
+        ),
+        # The same core with no TensorFlow linked: its C ABI (src/c_abi.rs)
+        # for the Ray corpus workers, which then do not import TF.
+        RustExtension(
+            "rustfx._rustfx_core",
+            path="Cargo.toml",
+            binding=Binding.NoBinding,
+        ),
     ],
     zip_safe=False,
 )

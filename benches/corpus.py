@@ -22,6 +22,12 @@ Not a test: a benchmark, run by hand; its figures are in docs/corpus.md.
 
     .venv/bin/python benches/corpus.py                         # 20,000 files
     .venv/bin/python benches/corpus.py --files 2000 --thrember-python /path/to/python
+    .venv/bin/python benches/corpus.py --parts machine --copies 10   # 200,000 paths
+
+--copies K lists each sampled file K times (the first by its own path, the
+others by symlinks under a temporary directory): K times the work with the
+same start-up, for the start-up-free comparison this machine's 312 MB of
+such files cannot give on their own. Every path is a distinct input row.
 """
 
 import argparse
@@ -168,6 +174,19 @@ def warm(files):
                 pass
 
 
+def with_copies(files, copies, directory):
+    """`files`, then each of them again `copies - 1` times by a symlink of its
+    own (COPY/INDEX): distinct paths, the same contents."""
+    listed = list(files)
+    for k in range(1, copies):
+        os.makedirs(os.path.join(directory, str(k)))
+        for i, p in enumerate(files):
+            link = os.path.join(directory, str(k), str(i))
+            os.symlink(p, link)
+            listed.append(link)
+    return listed
+
+
 def python_job(code, args, python=sys.executable):
     out = subprocess.run([python, "-c", code, *map(str, args)], check=True,
                          capture_output=True, text=True, cwd=ROOT).stdout
@@ -225,6 +244,8 @@ def main():
     parser.add_argument("--thrember-dir", default=THREMBER_DIR)
     parser.add_argument("--pe-dir", action="append", default=[],
                         help="more PE files for the EMBER2024 part (repeatable)")
+    parser.add_argument("--copies", type=int, default=1,
+                        help="list each machine file this many times (symlinks)")
     parser.add_argument("--parts", default="machine,pe",
                         help="which parts to run: machine (Ray vs tf.data), pe (vs thrember)")
     args = parser.parse_args()
@@ -233,10 +254,11 @@ def main():
     work = tempfile.mkdtemp(prefix="rustfx-bench-corpus-")
     try:
         files = machine_files(args.files) if "machine" in parts else []
+        warm(files)
+        files = with_copies(files, args.copies, os.path.join(work, "copies"))
         listing = os.path.join(work, "files.txt")
         with open(listing, "w") as f:
             f.write("".join(p + "\n" for p in files))
-        warm(files)
         total = sum(os.path.getsize(p) for p in files)
         if "machine" in parts:
             machine_part(args, files, total, listing, work, cores)
@@ -247,7 +269,8 @@ def main():
 
 
 def machine_part(args, files, total, listing, work, cores):
-    print(f"## {len(files):,} files of this machine, {total / 1e6:,.1f} MB, "
+    copies = f" (each listed {args.copies} times)" if args.copies > 1 else ""
+    print(f"## {len(files):,} files of this machine{copies}, {total / 1e6:,.1f} MB, "
           f"--spec {args.spec}, {cores} cores, "
           f"{time.strftime('%Y-%m-%d')}\n")
     print(HEADER)

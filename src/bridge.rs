@@ -14,7 +14,6 @@
 use crate::extractor::Extractor as CoreExtractor;
 use crate::read::OnError;
 use crate::{Error, ErrorKind, Result};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 #[cxx::bridge(namespace = "rustfx")]
 mod ffi {
@@ -193,20 +192,7 @@ fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> BridgeResult<T> {
 
 /// [`guard`], keeping the error's kind (for a [`ffi::Status`]).
 fn guard_kind<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(outcome) => outcome,
-        Err(panic) => {
-            let detail = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(Error::new(
-                ErrorKind::Internal,
-                format!("internal error (a bug in rustfx) in {what}: panic: {detail}"),
-            ))
-        }
-    }
+    crate::error::catch_panic(what, f)
 }
 
 fn parse_on_error(name: &str) -> BridgeResult<ffi::OnError> {
@@ -502,11 +488,7 @@ fn status_of(outcome: Result<()>) -> ffi::Status {
 }
 
 fn status_code(kind: ErrorKind) -> ffi::StatusCode {
-    match kind {
-        ErrorKind::InvalidArgument => ffi::StatusCode::InvalidArgument,
-        ErrorKind::NotFound => ffi::StatusCode::NotFound,
-        ErrorKind::PermissionDenied => ffi::StatusCode::PermissionDenied,
-        ErrorKind::Io => ffi::StatusCode::Unknown,
-        ErrorKind::Internal => ffi::StatusCode::Internal,
+    ffi::StatusCode {
+        repr: kind.status_code(),
     }
 }

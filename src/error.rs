@@ -18,6 +18,39 @@ pub enum ErrorKind {
     Internal,
 }
 
+impl ErrorKind {
+    /// The TensorFlow status code (a value of `absl::StatusCode`) hosts
+    /// report this kind as: `read_files`' status codes, the C ABI's.
+    pub fn status_code(self) -> i32 {
+        match self {
+            ErrorKind::InvalidArgument => 3,
+            ErrorKind::NotFound => 5,
+            ErrorKind::PermissionDenied => 7,
+            ErrorKind::Io => 2, // UNKNOWN
+            ErrorKind::Internal => 13,
+        }
+    }
+}
+
+/// `f`'s result, or an `Internal` error naming `what` if it panicked: no
+/// panic may cross an FFI boundary (the cxx bridge, the C ABI).
+pub fn catch_panic<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Error::new(
+                ErrorKind::Internal,
+                format!("internal error (a bug in rustfx) in {what}: panic: {detail}"),
+            ))
+        }
+    }
+}
+
 /// An error with its kind and a human-readable message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {

@@ -15,6 +15,8 @@
 pub mod batch;
 pub mod byte_features;
 pub mod byte_sequence;
+#[allow(unsafe_code)]
+pub mod c_abi;
 // The arguments, read loop and exit statuses of rustfx-predict and
 // rustfx-sensor; no dependency beyond the core.
 pub mod cli;

@@ -69,6 +69,13 @@ NAMED_FEATURE_SETS = {
     },
 }
 
+#: The environment variable that makes `import rustfx` load only what a
+#: corpus worker uses (rustfx/__init__.py): no TensorFlow, no op library.
+CORE_ONLY_ENV = "RUSTFX_CORE_ONLY"
+# The Ray runtime_env of the workers that need no TensorFlow (merged with
+# the job's: its pip or py_modules still apply).
+_CORE_ONLY = {"env_vars": {CORE_ONLY_ENV: "1"}}
+
 # Status codes (tf.errors) for files read through pyarrow.
 _OK, _UNKNOWN, _INVALID, _NOT_FOUND, _DENIED = 0, 2, 3, 5, 7
 
@@ -129,20 +136,7 @@ class FeatureSet:
     # -- Arrow / TFRecord schemas --
 
     def arrow_schema(self):
-        import pyarrow as pa
-        fields = [pa.field("path", pa.string()), pa.field("size", pa.int64()),
-                  pa.field("sha256", pa.string()), pa.field("status", pa.int32()),
-                  pa.field("message", pa.string())]
-        for column, spec in self.features.items():
-            out = spec.output
-            if out["kind"] == "dense":
-                fields.append(pa.field(column, pa.list_(_arrow_type(out["dtype"]), out["shape"][0])))
-            elif out["kind"] == "ragged":
-                fields.append(pa.field(column, pa.list_(_arrow_type(out["dtype"]))))
-            else:  # sparse: the row's column indices and their values
-                fields.append(pa.field(column + "_indices", pa.list_(pa.int64())))
-                fields.append(pa.field(column + "_values", pa.list_(_arrow_type(out["dtype"]))))
-        return pa.schema(fields, metadata={METADATA_KEY: self.to_json().encode()})
+        return _arrow_schema({c: s.to_dict() for c, s in self.features.items()}, self.to_json())
 
     def tfrecord_parse_schema(self):
         """The `tf.io.parse_example` features of a TFRecord row."""
@@ -171,6 +165,39 @@ class FeatureSet:
 
 
 _BASE_COLUMNS = ("path", "size", "sha256", "status", "message")
+
+
+def _arrow_schema(features, feature_set_json):
+    """The rows' schema: the base columns, then each feature's (`features`:
+    column -> canonical spec dict), the feature set in the metadata."""
+    import pyarrow as pa
+    fields = [pa.field("path", pa.string()), pa.field("size", pa.int64()),
+              pa.field("sha256", pa.string()), pa.field("status", pa.int32()),
+              pa.field("message", pa.string())]
+    for column, spec in features.items():
+        out = spec["output"]
+        if out["kind"] == "dense":
+            fields.append(pa.field(column, pa.list_(_arrow_type(out["dtype"]), out["shape"][0])))
+        elif out["kind"] == "ragged":
+            fields.append(pa.field(column, pa.list_(_arrow_type(out["dtype"]))))
+        else:  # sparse: the row's column indices and their values
+            fields.append(pa.field(column + "_indices", pa.list_(pa.int64())))
+            fields.append(pa.field(column + "_values", pa.list_(_arrow_type(out["dtype"]))))
+    return pa.schema(fields, metadata={METADATA_KEY: feature_set_json.encode()})
+
+
+class _Plan:
+    """What turns paths into rows with no TensorFlow (a Ray worker's part):
+    each feature's canonical spec (a dict) and its extractor in the core
+    (rustfx._core), and the rows' schema. Built from FeatureSet.to_json()."""
+
+    def __init__(self, feature_set_json):
+        from rustfx import _core
+        self.json = feature_set_json
+        self.features = json.loads(feature_set_json)["features"]
+        self.extractors = {column: _core.Extractor(json.dumps(spec, sort_keys=True))
+                           for column, spec in self.features.items()}
+        self.schema = _arrow_schema(self.features, feature_set_json)
 
 
 def _arrow_type(dtype):
@@ -289,103 +316,98 @@ def iter_tables(paths, feature_set, *, max_bytes=None, on_error="record",
     """The rows of `paths` (extract_table's), as one pyarrow.Table per read
     batch (read_batches), in order: each batch is read, hashed and
     extracted, and its contents freed before the next one is read."""
-    import rustfx
-    feature_set = FeatureSet.load(feature_set)
-    max_bytes = rustfx.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    plan = _Plan(FeatureSet.load(feature_set).to_json())
+    return _iter_tables(paths, plan, max_bytes, on_error, read_batch_bytes)
+
+
+def _iter_tables(paths, plan, max_bytes, on_error, read_batch_bytes):
+    from rustfx import _core
+    max_bytes = _core.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     if on_error not in ("record", "raise"):
         raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
     paths = [p.decode() if isinstance(p, bytes) else str(p) for p in paths]
     for batch in read_batches(paths, max_bytes, read_batch_bytes):
-        yield _extract_batch(batch, feature_set, max_bytes, on_error)
+        yield _extract_batch(batch, plan, max_bytes, on_error)
 
 
 def extract_table(paths, feature_set, *, max_bytes=None, on_error="record",
                   read_batch_bytes=None):
     """The rows (a pyarrow.Table, feature_set.arrow_schema()) of `paths`:
-    each file read once by rustfx (read_files, or pyarrow for URIs), hashed
-    and given to every extractor of the feature set. on_error="record"
-    makes an unreadable file a row with its status and message (features
-    null); "raise" fails on the first one. Files are read in read batches
-    (read_batches, iter_tables), so the contents held are bounded whatever
-    len(paths) is; the rows returned are all of them."""
+    each file read once by rustfx's core (read_files' rules, or pyarrow for
+    URIs), hashed and given to every extractor of the feature set, with no
+    TensorFlow (rustfx._core). on_error="record" makes an unreadable file a
+    row with its status and message (features null); "raise" fails on the
+    first one. Files are read in read batches (read_batches, iter_tables),
+    so the contents held are bounded whatever len(paths) is; the rows
+    returned are all of them."""
+    plan = _Plan(FeatureSet.load(feature_set).to_json())
+    return _concat(list(_iter_tables(paths, plan, max_bytes, on_error, read_batch_bytes)),
+                   plan.schema)
+
+
+def _concat(tables, schema):
     import pyarrow as pa
-    feature_set = FeatureSet.load(feature_set)
-    tables = list(iter_tables(paths, feature_set, max_bytes=max_bytes, on_error=on_error,
-                              read_batch_bytes=read_batch_bytes))
-    if not tables:
-        return feature_set.arrow_schema().empty_table()
-    return pa.concat_tables(tables)
+    return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
-def _extract_batch(paths, feature_set, max_bytes, on_error):
-    """One read batch: read (the only copy of the contents is the
-    read_files tensor, unless some paths are URIs), hash, extract."""
+def _extract_batch(paths, plan, max_bytes, on_error):
+    """One read batch: read by the core (the only copy of the contents,
+    unless some paths are URIs, read through pyarrow), hash, extract."""
     import pyarrow as pa
-    import tensorflow as tf
-    import rustfx
+    from rustfx import _core
 
-    local = [i for i, p in enumerate(paths) if "://" not in p]
+    n = len(paths)
+    documents = _core.Documents(n)
+    codes = np.zeros(n, np.int32)
+    messages = [""] * n
     remote = [i for i, p in enumerate(paths) if "://" in p]
-    codes = np.zeros(len(paths), np.int32)
-    messages = [""] * len(paths)
-    documents = None
-    if local:
-        data, status = rustfx.read_files(tf.constant([paths[i] for i in local]),
-                                         max_bytes=max_bytes, on_error="empty",
-                                         with_status=True)
-        local_codes = status.codes.numpy()
-        local_messages = status.messages.numpy()
-        for j, i in enumerate(local):
-            codes[i] = local_codes[j]
-            messages[i] = local_messages[j].decode("utf-8", "replace")
-        if not remote:
-            documents = data  # no copy
+    for i, p in enumerate(paths):
+        if "://" not in p:
+            codes[i], messages[i] = documents.read(i, p, max_bytes)
     if remote:
-        contents = [b""] * len(paths)
-        if local:
-            for j, c in zip(local, data.numpy()):
-                contents[j] = c
-            del data
         rdata, rcodes, rmessages = _read_uri([paths[i] for i in remote], max_bytes)
         for j, i in enumerate(remote):
-            contents[i], codes[i], messages[i] = rdata[j], rcodes[j], rmessages[j]
-        documents = tf.constant(contents, tf.string)
-        del contents, rdata
+            documents.set(i, rdata[j])
+            codes[i], messages[i] = rcodes[j], rmessages[j]
+        del rdata
     failed = codes != 0
     if on_error == "raise" and failed.any():
         first = int(np.argmax(failed))
         raise OSError(f"rustfx.extract: {messages[first]} (use --on-error record "
                       f"to keep going with an error row)")
+    sizes, digests = documents.digest()
     columns = {
         "path": pa.array(paths, pa.string()),
-        "size": pa.array(tf.strings.length(documents).numpy().astype(np.int64), pa.int64()),
-        "sha256": pa.array([None if bad else d.decode() for d, bad in
-                            zip(rustfx.sha256(documents).numpy(), failed)], pa.string()),
+        "size": pa.array(sizes, pa.int64()),
+        "sha256": pa.array([None if bad else d for d, bad in zip(digests, failed)], pa.string()),
         "status": pa.array(codes, pa.int32()),
         "message": pa.array(messages, pa.string()),
     }
     mask = pa.array(failed)
-    for column, spec in feature_set.features.items():
-        out = spec.output
+    for column, spec in plan.features.items():
+        out = spec["output"]
         value_type = _arrow_type(out["dtype"])
-        result = rustfx.extract(spec, documents)
+        result = plan.extractors[column].extract(documents, out)
         if out["kind"] == "dense":
-            flat = result.numpy().reshape(-1)
             columns[column] = pa.FixedSizeListArray.from_arrays(
-                pa.array(flat, value_type), out["shape"][0], mask=mask)
-        elif out["kind"] == "ragged":
-            values = result.flat_values.numpy()
-            splits = result.row_splits.numpy().astype(np.int32)
-            columns[column] = pa.ListArray.from_arrays(
-                pa.array(splits), pa.array(values, value_type), mask=mask)
-        else:
-            indices = result.indices.numpy()
-            splits = np.searchsorted(indices[:, 0], np.arange(len(paths) + 1)).astype(np.int32)
+                pa.array(result["rows"].reshape(-1), value_type), out["shape"][0], mask=mask)
+            continue
+        splits = pa.array(result["row_splits"].astype(np.int32))
+        if out["kind"] == "sparse":
             columns[column + "_indices"] = pa.ListArray.from_arrays(
-                pa.array(splits), pa.array(indices[:, 1], pa.int64()), mask=mask)
+                splits, pa.array(result["indices"], pa.int64()), mask=mask)
             columns[column + "_values"] = pa.ListArray.from_arrays(
-                pa.array(splits), pa.array(result.values.numpy(), value_type), mask=mask)
-    return pa.Table.from_pydict(columns, schema=feature_set.arrow_schema())
+                splits, pa.array(result["values"], value_type), mask=mask)
+        elif out["dtype"] == "string":
+            ends = result["string_ends"]
+            offsets = np.concatenate([[0], ends]).astype(np.int32)
+            strings = pa.Array.from_buffers(value_type, len(ends), [
+                None, pa.py_buffer(offsets), pa.py_buffer(result["bytes"])])
+            columns[column] = pa.ListArray.from_arrays(splits, strings, mask=mask)
+        else:
+            columns[column] = pa.ListArray.from_arrays(
+                splits, pa.array(result["values"], value_type), mask=mask)
+    return pa.Table.from_pydict(columns, schema=plan.schema)
 
 
 def _peak_rss():
@@ -396,52 +418,43 @@ def _peak_rss():
 
 
 class _Worker:
-    """What a Ray actor holds: TF and the op library, loaded once, and
-    warmed up on one empty read (so a broken op library fails here, and the
-    peak RSS measured after it is the worker's baseline)."""
+    """What a Ray actor holds: the feature set's extractors in the core
+    (_Plan; no TensorFlow), warmed up on one empty read (so a broken core
+    library fails here, and the peak RSS measured after it is the worker's
+    baseline)."""
 
-    def __init__(self, feature_set_json, max_bytes, on_error, threads, read_batch_bytes=None):
-        import tensorflow as tf
-        if threads:
-            # One actor per CPU: TF's own pool stays within the actor's share
-            # (if TF is not initialised yet in this process).
-            try:
-                tf.config.threading.set_intra_op_parallelism_threads(threads)
-            except RuntimeError:
-                pass
-        import rustfx  # noqa: F401  (loads the op library)
-        self.feature_set = FeatureSet.load(feature_set_json)
+    def __init__(self, feature_set_json, max_bytes, on_error, read_batch_bytes=None):
+        self.plan = _Plan(feature_set_json)
         self.max_bytes = max_bytes
         self.on_error = on_error
         self.read_batch_bytes = read_batch_bytes
-        for _ in iter_tables([os.devnull], self.feature_set, max_bytes=0):
+        for _ in _iter_tables([os.devnull], self.plan, 0, "record", None):
             pass
         self.baseline_rss = _peak_rss()
 
     def tables(self, paths):
-        return iter_tables(paths, self.feature_set, max_bytes=self.max_bytes,
-                           on_error=self.on_error, read_batch_bytes=self.read_batch_bytes)
+        return _iter_tables(paths, self.plan, self.max_bytes, self.on_error,
+                            self.read_batch_bytes)
 
 
 class _ExtractRows(_Worker):
     """map_batches UDF: a batch of paths to a table of rows."""
 
-    def __init__(self, feature_set_json, max_bytes=None, on_error="record", threads=1,
-                 column="path", read_batch_bytes=None):
-        super().__init__(feature_set_json, max_bytes, on_error, threads, read_batch_bytes)
+    def __init__(self, feature_set_json, max_bytes=None, on_error="record", column="path",
+                 read_batch_bytes=None):
+        super().__init__(feature_set_json, max_bytes, on_error, read_batch_bytes)
         self.column = column
 
     def __call__(self, batch):
-        return extract_table(list(batch[self.column]), self.feature_set,
-                             max_bytes=self.max_bytes, on_error=self.on_error,
-                             read_batch_bytes=self.read_batch_bytes)
+        return _concat(list(self.tables(list(batch[self.column]))), self.plan.schema)
 
 
 def extract_dataset(paths, feature_set, *, column="path", max_bytes=None, on_error="record",
                     concurrency=None, batch_size=256, read_batch_bytes=None):
     """A Ray Dataset of feature rows (FeatureSet.arrow_schema()) of a Ray
     Dataset whose `column` holds file paths (or URIs): a class-based
-    map_batches, so TF and rustfx load once per actor and each worker reads
+    map_batches, so the core's extractors load once per actor (no
+    TensorFlow: CORE_ONLY_ENV) and each worker reads
     its files itself, one read batch (read_batches) at a time.
     `concurrency`: actors (default: the cluster's CPUs)."""
     import ray
@@ -449,8 +462,9 @@ def extract_dataset(paths, feature_set, *, column="path", max_bytes=None, on_err
     if concurrency is None:
         concurrency = max(1, int(ray.cluster_resources().get("CPU", 1)))
     return paths.map_batches(
-        _ExtractRows, fn_constructor_args=(feature_set.to_json(), max_bytes, on_error, 1, column,
+        _ExtractRows, fn_constructor_args=(feature_set.to_json(), max_bytes, on_error, column,
                                            read_batch_bytes),
+        runtime_env=_CORE_ONLY,
         batch_size=batch_size, batch_format="numpy", concurrency=concurrency, num_cpus=1)
 
 
@@ -589,8 +603,9 @@ def _committed(out_dir, index, fmt, expected_rows, feature_set_json):
     return meta.num_rows == expected_rows and stored == feature_set_json
 
 
-def _write_tfrecord(table, feature_set, writer):
-    """Appends the rows of `table` to a tf.io.TFRecordWriter as tf.train.Examples."""
+def _write_tfrecord(table, features, writer):
+    """Appends the rows of `table` to a tf.io.TFRecordWriter as
+    tf.train.Examples (`features`: column -> canonical spec dict)."""
     import tensorflow as tf
     for row in table.to_pylist():
         feature = {
@@ -600,8 +615,8 @@ def _write_tfrecord(table, feature_set, writer):
             "status": _int_feature([row["status"]]),
             "message": _bytes_feature([row["message"].encode()]),
         }
-        for column, spec in feature_set.features.items():
-            out = spec.output
+        for column, spec in features.items():
+            out = spec["output"]
             if out["kind"] == "sparse":
                 if row[column + "_indices"] is None:
                     continue
@@ -650,9 +665,9 @@ class _WriteShards(_Worker):
     one read batch of contents and at most a row group of rows, never a
     shard of either."""
 
-    def __init__(self, feature_set_json, output, fmt, max_bytes, on_error, threads,
+    def __init__(self, feature_set_json, output, fmt, max_bytes, on_error,
                  read_batch_bytes=None):
-        super().__init__(feature_set_json, max_bytes, on_error, threads, read_batch_bytes)
+        super().__init__(feature_set_json, max_bytes, on_error, read_batch_bytes)
         self.out_dir, self.fmt = _OutputDir(output), fmt
         self.feature_set_json = feature_set_json
 
@@ -669,7 +684,7 @@ class _WriteShards(_Worker):
 
         if self.fmt == "parquet":
             import pyarrow.parquet as pq
-            with pq.ParquetWriter(local_path, self.feature_set.arrow_schema(),
+            with pq.ParquetWriter(local_path, self.plan.schema,
                                   **PARQUET_OPTIONS) as writer:
                 buffered = []
                 for table in self.tables(paths):
@@ -680,13 +695,13 @@ class _WriteShards(_Worker):
                         buffered = []
                 if buffered or files == 0:
                     writer.write_table(pa.concat_tables(buffered) if buffered
-                                       else self.feature_set.arrow_schema().empty_table())
+                                       else self.plan.schema.empty_table())
         else:
             import tensorflow as tf
             with tf.io.TFRecordWriter(local_path) as writer:
                 for table in self.tables(paths):
                     count(table)
-                    _write_tfrecord(table, self.feature_set, writer)
+                    _write_tfrecord(table, self.plan.features, writer)
         return files, nbytes, errors
 
     def __call__(self, batch):
@@ -745,13 +760,13 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
     RSS past its baseline (TF and rustfx loaded and warmed up), both 0 if
     no shard was written."""
     import ray
-    import rustfx
+    from rustfx import _core
 
     start = time.monotonic()
     if fmt not in ("parquet", "tfrecord"):
         raise ValueError(f"--format must be parquet or tfrecord, got {fmt!r}")
     feature_set = FeatureSet.load(spec)
-    max_bytes = rustfx.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    max_bytes = _core.DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     paths = list_inputs(input)
     out_dir = _OutputDir(output)
     out_dir.create()
@@ -787,13 +802,16 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
         ds = ray.data.from_items(items, override_num_blocks=len(items))
         ds = ds.map_batches(
             _WriteShards,
-            fn_constructor_args=(fs_json, out_dir.output, fmt, max_bytes, on_error, 1,
+            fn_constructor_args=(fs_json, out_dir.output, fmt, max_bytes, on_error,
                                  read_batch_bytes),
+            # Parquet shards need no TensorFlow in the workers; TFRecord
+            # shards are written by tf.io.TFRecordWriter.
+            runtime_env=_CORE_ONLY if fmt == "parquet" else None,
             # Ray Data restarts lost actors and retries their tasks
             # (max_restarts=-1, max_task_retries=-1 by default). All actors
-            # start at once (each imports TF: started one after another they
-            # queued behind the first one's work); the pool may shrink to one
-            # if a node is lost.
+            # start at once (started one after another they queued behind
+            # the first one's work); the pool may shrink to one if a node
+            # is lost.
             batch_size=1, batch_format="numpy", num_cpus=1,
             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors,
                                                initial_size=actors))

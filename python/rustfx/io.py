@@ -8,8 +8,7 @@ from rustfx._common import Files, no_autograph, ops, strings
 
 __all__ = ["read_files", "files", "sha256", "Files", "ReadStatus", "DEFAULT_MAX_BYTES"]
 
-#: Default `max_bytes` of read_files: larger files are truncated to this.
-DEFAULT_MAX_BYTES = 64 << 20
+from rustfx._core import DEFAULT_MAX_BYTES
 
 ReadStatus = collections.namedtuple("ReadStatus", ["codes", "messages"])
 ReadStatus.__doc__ = """Per-element outcome of read_files: `codes` (int32,

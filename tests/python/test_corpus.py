@@ -211,14 +211,21 @@ def test_parity_with_the_ops(fmt, corpus_list, local_ray, tmp_path):
     for row in rows:
         i = index[row["path"]]
         if fmt == "parquet":
-            for column, spec in corpus.FeatureSet.load(FEATURES).features.items():
-                if spec.output["kind"] == "dense":
-                    row[column] = np.asarray(row[column], dtype=spec.output["dtype"])
-                elif spec.output["kind"] == "sparse":
-                    dense = np.zeros(spec.output["shape"][0], np.float32)
-                    dense[row.pop(column + "_indices")] = row.pop(column + "_values")
-                    row[column] = dense
+            row = _plain_parquet_row(row, FEATURES)
         _check_same(row, want, i, FEATURES)
+
+
+def _plain_parquet_row(row, feature_set):
+    """A Parquet row (to_pylist) as _check_same takes it: dense features as
+    arrays of their dtype, sparse ones as dense arrays."""
+    for column, spec in corpus.FeatureSet.load(feature_set).features.items():
+        if spec.output["kind"] == "dense":
+            row[column] = np.asarray(row[column], dtype=spec.output["dtype"])
+        elif spec.output["kind"] == "sparse":
+            dense = np.zeros(spec.output["shape"][0], np.float32)
+            dense[row.pop(column + "_indices")] = row.pop(column + "_values")
+            row[column] = dense
+    return row
 
 
 def test_uri_input_through_pyarrow(corpus_list, local_ray, tmp_path):
@@ -341,14 +348,54 @@ def test_hostile_inputs_are_error_rows(local_ray, tmp_path):
     rows = {r["path"]: r for r in corpus.read_parquet(out).to_pylist()}
     assert len(rows) == len(chosen) + 1
     assert summary["errors"] == len(chosen)
+    # The workers read through the core's C ABI: the same statuses and
+    # messages as the read_files op.
+    _, status = rustfx.read_files(tf.constant(list(chosen)), max_bytes=1 << 20,
+                                  on_error="empty", with_status=True)
+    op_status = dict(zip(chosen, zip(status.codes.numpy(), status.messages.numpy())))
     for path, (name, code) in chosen.items():
         row = rows[path]
         assert row["status"] == code, name
         assert row["message"], name
+        assert (row["status"], row["message"].encode()) == op_status[path], name
         assert row["sha256"] is None and row["byte_histogram"] is None, name
     assert rows[str(sparse)]["size"] == 1 << 20
     assert rows[str(sparse)]["sha256"] == hashlib.sha256(bytes(1 << 20)).hexdigest()
     sock.close()
+
+
+# A worker as run() starts it for Parquet shards (its runtime_env sets
+# RUSTFX_CORE_ONLY=1): it writes its shard, and TensorFlow is never imported.
+CORE_ONLY_WORKER = """
+import json, sys
+from rustfx import corpus
+worker = corpus._WriteShards(sys.argv[1], sys.argv[2], "parquet", None, "record")
+paths = json.loads(sys.argv[3])
+summary = worker({"shard": [0], "paths": [paths]})
+print(json.dumps({"files": int(summary["files"][0]),
+                  "tensorflow": [m for m in sys.modules if m.split(".")[0] == "tensorflow"]}))
+"""
+
+
+def test_a_parquet_worker_imports_no_tensorflow(corpus_list, tmp_path):
+    listing, paths = corpus_list
+    paths = paths[:40] + [str(tmp_path / "missing")]
+    fs_json = corpus.FeatureSet.load(FEATURES).to_json()
+    out = tmp_path / "out"
+    out.mkdir()
+    result = subprocess.run(
+        [PYTHON, "-c", CORE_ONLY_WORKER, fs_json, str(out), json.dumps(paths)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, corpus.CORE_ONLY_ENV: "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report == {"files": len(paths), "tensorflow": []}
+    got = pq.read_table(out / corpus.shard_name(0, "parquet"))
+    assert got.equals(corpus.extract_table(paths, FEATURES))
+    want = _op_rows(paths[:-1], FEATURES)
+    for i, row in enumerate(got.to_pylist()[:-1]):
+        _check_same(_plain_parquet_row(row, FEATURES), want, i, FEATURES)
+    assert got.to_pylist()[-1]["status"] == 5  # NOT_FOUND
 
 
 def test_reading_with_another_output_version_fails(local_ray, tmp_path):
@@ -645,7 +692,7 @@ def test_a_failed_shard_leaves_no_object(small_corpus, s3_server, tmp_path, monk
     corpus._OutputDir(uri).create()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the shard is staged
     writer = corpus._WriteShards(corpus.FeatureSet.load(FEATURES).to_json(), uri, "tfrecord",
-                                 1 << 20, "raise", 1, read_batch_bytes=1)  # a file per batch
+                                 1 << 20, "raise", read_batch_bytes=1)  # a file per batch
     batch = {"shard": np.array([0]), "paths": np.array([None], dtype=object)}
     batch["paths"][0] = shard
     with pytest.raises(OSError, match="missing"):

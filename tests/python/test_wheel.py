@@ -1,10 +1,12 @@
 """The wheel, installed like any package: built with `pip wheel`, installed
 into a fresh venv that has only TensorFlow, used from outside the checkout.
 
-The wheel must carry the op library inside the package, require the TF minor
+The wheel must carry the op library and the core library (no TF linked: the
+Ray corpus workers' rustfx._core) inside the package, require the TF minor
 version it was built against, and give exactly the features of the
-development build: every extractor eagerly and in tf.data, and a SavedModel
-(saved here, by the development build) that uses the ops.
+development build: every extractor eagerly and in tf.data, through the core
+library, and a SavedModel (saved here, by the development build) that uses
+the ops.
 """
 
 import importlib.metadata
@@ -82,6 +84,17 @@ USER_SCRIPT = DENSE + textwrap.dedent("""
     paths = tf.constant([sys.argv[3]])
     assert rustfx.read_files(paths).numpy()[0] == open(sys.argv[3], "rb").read()
 
+    # The core library, without TF (what a Ray corpus worker loads).
+    from rustfx import _core
+    assert _core.library_path().startswith(here), _core.library_path()
+    documents = _core.Documents(len(docs))
+    for i, d in enumerate(docs):
+        documents.set(i, d)
+    name, params = specs["byte_histogram"]
+    spec = rustfx.FeatureSpec(name, **params)
+    rows = _core.Extractor(spec.to_json()).extract(documents, spec.output)["rows"]
+    assert np.array_equal(rows, expected["byte_histogram"]), rows
+
     model = tf.saved_model.load(sys.argv[4])
     got = model.serve(tf.constant(docs)).numpy()
     assert np.array_equal(got, expected["saved_model"]), got
@@ -144,6 +157,7 @@ def _contents(wheel):
 def test_wheel_carries_the_op_library_and_pins_tf(built_wheel):
     names, metadata = _contents(built_wheel)
     assert any(n.startswith("rustfx/_rustfx_ops") and n.endswith(".so") for n in names), names
+    assert any(n.startswith("rustfx/_rustfx_core") and n.endswith(".so") for n in names), names
     major, minor = tf.__version__.split(".")[:2]
     pin = f"<{major}.{int(minor) + 1},>={major}.{minor}"
     assert any(line.startswith("Requires-Dist: tensorflow") and pin in line
@@ -159,6 +173,7 @@ def test_manylinux_wheel_carries_no_tensorflow(built_wheel, tmp_path):
     names, metadata = _contents(wheel)
     assert "manylinux" in wheel.name
     assert any(n.startswith("rustfx/_rustfx_ops") and n.endswith(".so") for n in names), names
+    assert any(n.startswith("rustfx/_rustfx_core") and n.endswith(".so") for n in names), names
     assert not any("tensorflow" in n for n in names), [n for n in names if "tensorflow" in n]
     assert metadata == _contents(built_wheel)[1]
 

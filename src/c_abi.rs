@@ -1,0 +1,612 @@
+//! A C ABI to the core for hosts without TensorFlow: the Python of a Ray
+//! corpus worker (`python/rustfx/_core.py`, through ctypes), which then
+//! needs neither TensorFlow's import (about 5 s per worker) nor its memory.
+//! The same registry, reader and SHA-256 as the ops, so the same bytes give
+//! the same rows (tests/python/test_corpus.py compares them with the ops).
+//!
+//! Every cdylib exports it; `make build` copies the one built without the
+//! `tensorflow` feature to `python/rustfx/_rustfx_core.so`.
+//!
+//! Handles are boxes that the caller frees with the matching `_free`, once,
+//! and uses from one thread at a time; every buffer is given with its
+//! length in elements. Those are the callers' obligations (the `unsafe` of
+//! these functions).
+//! Every entry point catches panics (no panic crosses the boundary) and
+//! checks its pointers for null; a failure returns null (or a negative
+//! count) and, where the caller passed room for it, a message that it
+//! frees with [`rustfx_message_free`].
+
+use crate::error::catch_panic;
+use crate::extractor::Extractor;
+use crate::read::{check_max_bytes, read_file};
+use crate::sha256::sha256_hex;
+use crate::{Error, ErrorKind, Result};
+use std::ffi::{c_char, CString};
+use std::ptr;
+
+/// The layout of this ABI; `_core.py` refuses a library of another one.
+pub const ABI_VERSION: u32 = 1;
+
+/// [`ABI_VERSION`].
+#[no_mangle]
+pub extern "C" fn rustfx_abi_version() -> u32 {
+    ABI_VERSION
+}
+
+/// The documents of a batch: contents (read by the core, or given by the
+/// caller), and the status of each read.
+pub struct Documents {
+    contents: Vec<Vec<u8>>,
+    codes: Vec<i32>,
+    messages: Vec<String>,
+}
+
+/// One extractor's output for a batch of documents, by its kind: dense
+/// rows end to end in `values`; ragged ids in `values` with `row_splits`;
+/// sparse rows as `indices` and `values` with `row_splits`; ragged strings
+/// as their bytes end to end in `values`, `string_ends`, and `row_splits`
+/// counting strings.
+pub struct Output {
+    values: Values,
+    row_splits: Vec<i64>,
+    indices: Vec<i64>,
+    string_ends: Vec<i64>,
+}
+
+enum Values {
+    F32(Vec<f32>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    Bytes(Vec<u8>),
+}
+
+/// Which array of an [`Output`] [`rustfx_output_array`] gives.
+const VALUES: u32 = 0;
+const ROW_SPLITS: u32 = 1;
+const INDICES: u32 = 2;
+const STRING_ENDS: u32 = 3;
+
+/// A message for the caller, or nothing if it gave no room for one.
+#[allow(unsafe_code)]
+fn report(error: &Error, message: *mut *mut c_char) {
+    if message.is_null() {
+        return;
+    }
+    let text = CString::new(error.to_string().replace('\0', "\\0")).unwrap_or_default();
+    // SAFETY: `message` is non-null and, by the contract of every entry
+    // point, points to a writable pointer.
+    unsafe { *message = text.into_raw() };
+}
+
+/// `len` bytes at `data` (null allowed when `len` is 0).
+#[allow(unsafe_code)]
+unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if data.is_null() {
+        return Err(Error::invalid_argument("a null pointer with a length"));
+    }
+    // SAFETY: the caller passes `len` readable bytes at `data`.
+    Ok(unsafe { std::slice::from_raw_parts(data, len) })
+}
+
+/// Frees a message written by an entry point.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_message_free(message: *mut c_char) {
+    if !message.is_null() {
+        // SAFETY: `message` came from `CString::into_raw` in `report`.
+        drop(unsafe { CString::from_raw(message) });
+    }
+}
+
+/// Builds the extractor of a FeatureSpec (`spec_len` bytes of JSON), as
+/// `FeatureSpec::from_json` checks it: null and a message on a bad spec.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_extractor_new(
+    spec: *const u8,
+    spec_len: usize,
+    message: *mut *mut c_char,
+) -> *mut Extractor {
+    let built = catch_panic("rustfx_extractor_new", || {
+        // SAFETY: the caller passes `spec_len` readable bytes.
+        let text = unsafe { bytes(spec, spec_len) }?;
+        let text = std::str::from_utf8(text)
+            .map_err(|_| Error::invalid_argument("a feature spec must be UTF-8 JSON"))?;
+        crate::spec::load(text).map(|(_, extractor)| extractor)
+    });
+    match built {
+        Ok(extractor) => Box::into_raw(Box::new(extractor)),
+        Err(e) => {
+            report(&e, message);
+            ptr::null_mut()
+        }
+    }
+}
+
+/// Frees an extractor.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_extractor_free(extractor: *mut Extractor) {
+    if !extractor.is_null() {
+        // SAFETY: `extractor` came from `rustfx_extractor_new`.
+        drop(unsafe { Box::from_raw(extractor) });
+    }
+}
+
+/// `n` empty documents, each with status OK.
+#[no_mangle]
+pub extern "C" fn rustfx_documents_new(n: usize) -> *mut Documents {
+    match catch_panic("rustfx_documents_new", || {
+        Ok(Documents {
+            contents: vec![Vec::new(); n],
+            codes: vec![0; n],
+            messages: vec![String::new(); n],
+        })
+    }) {
+        Ok(documents) => Box::into_raw(Box::new(documents)),
+        Err(_) => ptr::null_mut(),
+    }
+}
+
+/// Frees documents.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_documents_free(documents: *mut Documents) {
+    if !documents.is_null() {
+        // SAFETY: `documents` came from `rustfx_documents_new`.
+        drop(unsafe { Box::from_raw(documents) });
+    }
+}
+
+/// `documents` as a mutable reference, and `i` checked against it.
+#[allow(unsafe_code)]
+unsafe fn document<'a>(documents: *mut Documents, i: usize) -> Result<&'a mut Documents> {
+    // SAFETY: a non-null `documents` came from `rustfx_documents_new` and
+    // the caller does not use it from two threads at once.
+    let documents =
+        unsafe { documents.as_mut() }.ok_or_else(|| Error::invalid_argument("null documents"))?;
+    if i >= documents.contents.len() {
+        return Err(Error::invalid_argument(format!(
+            "document {i} of {}",
+            documents.contents.len()
+        )));
+    }
+    Ok(documents)
+}
+
+/// Reads document `i` from the file at `path` (`path_len` bytes), at most
+/// `max_bytes` of it, by `read_files`' rules. Returns its status code (0,
+/// or a TensorFlow code with the message kept for
+/// [`rustfx_documents_message`]; the contents are then empty), or -1 if
+/// the call itself was wrong (null documents, `i` out of range, a bad
+/// `max_bytes`), with nothing read.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_documents_read(
+    documents: *mut Documents,
+    i: usize,
+    path: *const u8,
+    path_len: usize,
+    max_bytes: i64,
+) -> i32 {
+    let outcome = catch_panic("rustfx_documents_read", || {
+        // SAFETY: see `document` and `bytes`.
+        let documents = unsafe { document(documents, i) }?;
+        let path = unsafe { bytes(path, path_len) }?;
+        let max_bytes = check_max_bytes(max_bytes)?;
+        let (contents, code, message) = match read_file(path, max_bytes) {
+            Ok(contents) => (contents, 0, String::new()),
+            Err(e) => (Vec::new(), e.kind().status_code(), e.to_string()),
+        };
+        documents.contents[i] = contents;
+        documents.codes[i] = code;
+        documents.messages[i] = message;
+        Ok(code)
+    });
+    outcome.unwrap_or(-1)
+}
+
+/// Sets document `i`'s contents (`len` bytes at `data`, copied), its
+/// status OK. Returns false if the call was wrong.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_documents_set(
+    documents: *mut Documents,
+    i: usize,
+    data: *const u8,
+    len: usize,
+) -> bool {
+    catch_panic("rustfx_documents_set", || {
+        // SAFETY: see `document` and `bytes`.
+        let documents = unsafe { document(documents, i) }?;
+        documents.contents[i] = unsafe { bytes(data, len) }?.to_vec();
+        documents.codes[i] = 0;
+        documents.messages[i].clear();
+        Ok(())
+    })
+    .is_ok()
+}
+
+/// Document `i`'s status message ("" if it was read): `*len` bytes of
+/// UTF-8 at `*data`, valid until the documents change or are freed.
+/// Returns false if the call was wrong.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_documents_message(
+    documents: *mut Documents,
+    i: usize,
+    data: *mut *const u8,
+    len: *mut usize,
+) -> bool {
+    if data.is_null() || len.is_null() {
+        return false;
+    }
+    catch_panic("rustfx_documents_message", || {
+        // SAFETY: see `document`; `data` and `len` are non-null.
+        let documents = unsafe { document(documents, i) }?;
+        let message = documents.messages[i].as_bytes();
+        unsafe {
+            *data = message.as_ptr();
+            *len = message.len();
+        }
+        Ok(())
+    })
+    .is_ok()
+}
+
+/// Writes each document's size (bytes held) to `sizes` (room for one per
+/// document) and, if `sha256_hex` is not null, its SHA-256 as 64 lowercase
+/// hex digits, end to end (room for 64 per document). Returns false if
+/// the call was wrong.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_documents_digest(
+    documents: *const Documents,
+    sizes: *mut i64,
+    sha256_hex_out: *mut u8,
+) -> bool {
+    catch_panic("rustfx_documents_digest", || {
+        // SAFETY: a non-null `documents` came from `rustfx_documents_new`.
+        let documents = unsafe { documents.as_ref() }
+            .ok_or_else(|| Error::invalid_argument("null documents"))?;
+        let n = documents.contents.len();
+        if sizes.is_null() && n > 0 {
+            return Err(Error::invalid_argument("null sizes"));
+        }
+        for (i, contents) in documents.contents.iter().enumerate() {
+            // SAFETY: the caller gave room for `n` sizes and, if not null,
+            // `64 * n` digits.
+            unsafe { *sizes.add(i) = contents.len() as i64 };
+            if !sha256_hex_out.is_null() {
+                let hex = sha256_hex(contents);
+                unsafe {
+                    ptr::copy_nonoverlapping(hex.as_ptr(), sha256_hex_out.add(64 * i), 64);
+                }
+            }
+        }
+        Ok(())
+    })
+    .is_ok()
+}
+
+/// The rows of every document by `extractor` (see [`Output`]); null and a
+/// message on failure.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_extract(
+    extractor: *const Extractor,
+    documents: *const Documents,
+    message: *mut *mut c_char,
+) -> *mut Output {
+    let outcome = catch_panic("rustfx_extract", || {
+        // SAFETY: non-null handles came from their `_new`.
+        let extractor = unsafe { extractor.as_ref() }
+            .ok_or_else(|| Error::invalid_argument("null extractor"))?;
+        let documents = unsafe { documents.as_ref() }
+            .ok_or_else(|| Error::invalid_argument("null documents"))?;
+        extract(extractor, documents)
+    });
+    match outcome {
+        Ok(output) => Box::into_raw(Box::new(output)),
+        Err(e) => {
+            report(&e, message);
+            ptr::null_mut()
+        }
+    }
+}
+
+fn extract(extractor: &Extractor, documents: &Documents) -> Result<Output> {
+    let docs: Vec<&[u8]> = documents.contents.iter().map(Vec::as_slice).collect();
+    let n = docs.len();
+    let mut output = Output {
+        values: Values::Bytes(Vec::new()),
+        row_splits: Vec::new(),
+        indices: Vec::new(),
+        string_ends: Vec::new(),
+    };
+    let mut row_ends = Vec::new();
+    match extractor {
+        Extractor::Float32Rows(e) => {
+            let mut rows = vec![0.0; n * e.width()];
+            e.write_rows(&docs, &mut rows)?;
+            output.values = Values::F32(rows);
+        }
+        Extractor::Int32Rows(e) => {
+            let mut rows = vec![0; n * e.width()];
+            e.write_rows(&docs, &mut rows)?;
+            output.values = Values::I32(rows);
+        }
+        Extractor::Int64Rows(e) => {
+            let mut rows = vec![0; n * e.width()];
+            e.write_rows(&docs, &mut rows)?;
+            output.values = Values::I64(rows);
+        }
+        Extractor::RaggedIds(e) => {
+            let mut ids = Vec::new();
+            e.append_id_rows(&docs, &mut ids, &mut row_ends);
+            output.values = Values::I64(ids);
+        }
+        Extractor::SparseRows(e) => {
+            let (mut indices, mut values) = (Vec::new(), Vec::new());
+            e.append_sparse_rows(&docs, &mut indices, &mut values, &mut row_ends);
+            output.indices = indices.into_iter().map(|i| i as i64).collect();
+            output.values = Values::F32(values);
+        }
+        Extractor::RaggedStrings(e) => {
+            let (mut bytes, mut ends) = (Vec::new(), Vec::new());
+            e.append_string_rows(&docs, &mut bytes, &mut ends, &mut row_ends);
+            output.string_ends = ends.into_iter().map(|end| end as i64).collect();
+            output.values = Values::Bytes(bytes);
+        }
+    }
+    if !matches!(
+        extractor,
+        Extractor::Float32Rows(_) | Extractor::Int32Rows(_) | Extractor::Int64Rows(_)
+    ) {
+        if row_ends.len() != n {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                format!("{} row ends for {n} documents", row_ends.len()),
+            ));
+        }
+        output.row_splits = std::iter::once(0)
+            .chain(row_ends.into_iter().map(|end| end as i64))
+            .collect();
+    }
+    Ok(output)
+}
+
+/// One array of `output` (`which`: 0 values, 1 row splits, 2 sparse
+/// indices, 3 string ends): its address and length in elements (values:
+/// of the output's dtype, bytes for strings), valid until the output is
+/// freed; an array the kind does not have is empty. Returns false if the
+/// call was wrong.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_output_array(
+    output: *const Output,
+    which: u32,
+    data: *mut *const u8,
+    len: *mut usize,
+) -> bool {
+    if data.is_null() || len.is_null() {
+        return false;
+    }
+    // SAFETY: a non-null `output` came from `rustfx_extract`.
+    let Some(output) = (unsafe { output.as_ref() }) else {
+        return false;
+    };
+    let (address, count) = match which {
+        VALUES => match &output.values {
+            Values::F32(v) => (v.as_ptr().cast::<u8>(), v.len()),
+            Values::I32(v) => (v.as_ptr().cast::<u8>(), v.len()),
+            Values::I64(v) => (v.as_ptr().cast::<u8>(), v.len()),
+            Values::Bytes(v) => (v.as_ptr(), v.len()),
+        },
+        ROW_SPLITS => (
+            output.row_splits.as_ptr().cast::<u8>(),
+            output.row_splits.len(),
+        ),
+        INDICES => (output.indices.as_ptr().cast::<u8>(), output.indices.len()),
+        STRING_ENDS => (
+            output.string_ends.as_ptr().cast::<u8>(),
+            output.string_ends.len(),
+        ),
+        _ => return false,
+    };
+    // SAFETY: `data` and `len` are non-null.
+    unsafe {
+        *data = address;
+        *len = count;
+    }
+    true
+}
+
+/// Frees an output.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+#[allow(unsafe_code)]
+pub unsafe extern "C" fn rustfx_output_free(output: *mut Output) {
+    if !output.is_null() {
+        // SAFETY: `output` came from `rustfx_extract`.
+        drop(unsafe { Box::from_raw(output) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // The calls follow the module's contract: handles from their `_new`,
+    // buffers with their lengths.
+    use super::*;
+
+    fn extractor(spec: &str) -> *mut Extractor {
+        let mut message = ptr::null_mut();
+        let e = unsafe { rustfx_extractor_new(spec.as_ptr(), spec.len(), &mut message) };
+        assert!(!e.is_null());
+        e
+    }
+
+    fn array<T: Copy>(output: *const Output, which: u32) -> Vec<T> {
+        let (mut data, mut len) = (ptr::null(), 0);
+        assert!(unsafe { rustfx_output_array(output, which, &mut data, &mut len) });
+        if len == 0 {
+            return Vec::new();
+        }
+        // SAFETY: the array holds `len` values of T.
+        unsafe { std::slice::from_raw_parts(data.cast::<T>(), len).to_vec() }
+    }
+
+    #[test]
+    fn a_bad_spec_is_null_and_the_cores_message() {
+        let spec = r#"{"extractor": "byte_histogram", "params": {"x": 1}}"#;
+        let mut message = ptr::null_mut();
+        let e = unsafe { rustfx_extractor_new(spec.as_ptr(), spec.len(), &mut message) };
+        assert!(e.is_null());
+        // SAFETY: `message` was written by `report`.
+        let text = unsafe { std::ffi::CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned();
+        unsafe { rustfx_message_free(message) };
+        assert_eq!(
+            text,
+            crate::spec::load(spec).unwrap_err().to_string(),
+            "the message is the core's"
+        );
+        // No room for a message: still null, nothing written.
+        assert!(
+            unsafe { rustfx_extractor_new(spec.as_ptr(), spec.len(), ptr::null_mut()) }.is_null()
+        );
+    }
+
+    #[test]
+    fn rows_and_statuses_are_the_cores() {
+        let dir = std::env::temp_dir().join(format!("rustfx-c-abi-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("a");
+        std::fs::write(&file, b"hello hello world").unwrap();
+        let documents = rustfx_documents_new(3);
+        let path = file.to_str().unwrap();
+        assert_eq!(
+            unsafe { rustfx_documents_read(documents, 0, path.as_ptr(), path.len(), 5) },
+            0
+        );
+        let missing = dir.join("missing");
+        let missing = missing.to_str().unwrap();
+        let code =
+            unsafe { rustfx_documents_read(documents, 1, missing.as_ptr(), missing.len(), 5) };
+        let expected = read_file(missing.as_bytes(), 5).unwrap_err();
+        assert_eq!(code, expected.kind().status_code());
+        assert_eq!(code, 5, "NOT_FOUND");
+        let (mut data, mut len) = (ptr::null(), 0);
+        assert!(unsafe { rustfx_documents_message(documents, 1, &mut data, &mut len) });
+        // SAFETY: the message is `len` bytes at `data`.
+        let message = unsafe { std::slice::from_raw_parts(data, len) };
+        assert_eq!(message, expected.to_string().as_bytes());
+        assert!(unsafe { rustfx_documents_set(documents, 2, b"xyz".as_ptr(), 3) });
+        // Wrong calls fail without touching anything.
+        assert_eq!(
+            unsafe { rustfx_documents_read(documents, 3, path.as_ptr(), path.len(), 5) },
+            -1
+        );
+        assert_eq!(
+            unsafe { rustfx_documents_read(documents, 0, path.as_ptr(), path.len(), -1) },
+            -1
+        );
+        assert!(!unsafe { rustfx_documents_set(ptr::null_mut(), 0, ptr::null(), 0) });
+
+        let (mut sizes, mut hex) = ([0i64; 3], [0u8; 192]);
+        assert!(unsafe {
+            rustfx_documents_digest(documents, sizes.as_mut_ptr(), hex.as_mut_ptr())
+        });
+        assert_eq!(sizes, [5, 0, 3]);
+        assert_eq!(&hex[..64], sha256_hex(b"hello").as_bytes());
+        assert_eq!(&hex[128..], sha256_hex(b"xyz").as_bytes());
+
+        let docs: [&[u8]; 3] = [b"hello", b"", b"xyz"];
+        let histogram = extractor(r#"{"extractor": "byte_histogram"}"#);
+        let output = unsafe { rustfx_extract(histogram, documents, ptr::null_mut()) };
+        let Extractor::Float32Rows(core) = crate::spec::load(r#"{"extractor": "byte_histogram"}"#)
+            .unwrap()
+            .1
+        else {
+            panic!("byte_histogram has float32 rows")
+        };
+        let mut want = vec![0.0f32; 3 * core.width()];
+        core.write_rows(&docs, &mut want).unwrap();
+        assert_eq!(array::<f32>(output, VALUES), want);
+        assert!(array::<i64>(output, ROW_SPLITS).is_empty());
+        unsafe { rustfx_output_free(output) };
+        unsafe { rustfx_extractor_free(histogram) };
+
+        let spec = r#"{"extractor": "hashed_ngrams", "params": {"num_buckets": 64, "ngram_widths": [1], "tokenizer": "byte"}}"#;
+        let ngrams = extractor(spec);
+        let output = unsafe { rustfx_extract(ngrams, documents, ptr::null_mut()) };
+        let Extractor::RaggedIds(core) = crate::spec::load(spec).unwrap().1 else {
+            panic!("byte n-gram ids are ragged")
+        };
+        let (mut ids, mut ends) = (Vec::new(), Vec::new());
+        core.append_id_rows(&docs, &mut ids, &mut ends);
+        assert_eq!(array::<i64>(output, VALUES), ids);
+        assert_eq!(array::<i64>(output, ROW_SPLITS), [0, 5, 5, 8]);
+        unsafe { rustfx_output_free(output) };
+        unsafe { rustfx_extractor_free(ngrams) };
+
+        let strings = extractor(
+            r#"{"extractor": "printable_strings", "params": {"min_len": 3, "encodings": ["ascii"]}}"#,
+        );
+        let output = unsafe { rustfx_extract(strings, documents, ptr::null_mut()) };
+        assert_eq!(array::<u8>(output, VALUES), b"helloxyz");
+        assert_eq!(array::<i64>(output, STRING_ENDS), [5, 8]);
+        assert_eq!(array::<i64>(output, ROW_SPLITS), [0, 1, 1, 2]);
+        unsafe { rustfx_output_free(output) };
+        unsafe { rustfx_extractor_free(strings) };
+        unsafe { rustfx_documents_free(documents) };
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
