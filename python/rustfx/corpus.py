@@ -799,7 +799,12 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         actors = min(workers or cpus, len(pending))
         items = [{"shard": i, "paths": shards[i]} for i in pending]
-        ds = ray.data.from_items(items, override_num_blocks=len(items))
+        # Up to 4 shards per Ray task while every actor still gets 4 tasks or
+        # more: a task costs Ray about 40 ms, a tenth of a 1000-file shard of
+        # small files (200,000 rows of 15 KB files on 2 workers: 16.7-17.4 ->
+        # 14.1-15.4 s). Each shard is still committed on its own.
+        per_task = max(1, min(4, len(pending) // (4 * actors)))
+        ds = ray.data.from_items(items, override_num_blocks=-(-len(items) // per_task))
         ds = ds.map_batches(
             _WriteShards,
             fn_constructor_args=(fs_json, out_dir.output, fmt, max_bytes, on_error,
@@ -812,7 +817,7 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
             # start at once (started one after another they queued behind
             # the first one's work); the pool may shrink to one if a node
             # is lost.
-            batch_size=1, batch_format="numpy", num_cpus=1,
+            batch_size=per_task, batch_format="numpy", num_cpus=1,
             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors,
                                                initial_size=actors))
         for row in ds.iter_rows():
