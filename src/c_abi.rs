@@ -60,14 +60,17 @@ enum Values {
     Bytes(Vec<u8>),
 }
 
-/// Which array of an [`Output`] [`rustfx_output_array`] gives.
-const VALUES: u32 = 0;
-const ROW_SPLITS: u32 = 1;
-const INDICES: u32 = 2;
-const STRING_ENDS: u32 = 3;
+/// [`rustfx_output_array`]'s `which`: the values (of the output's dtype;
+/// bytes for strings).
+pub const VALUES: u32 = 0;
+/// ... the row splits (int64, one more than the documents; not for dense).
+pub const ROW_SPLITS: u32 = 1;
+/// ... the sparse values' column indices (int64).
+pub const INDICES: u32 = 2;
+/// ... where each string ends in the bytes (int64).
+pub const STRING_ENDS: u32 = 3;
 
 /// A message for the caller, or nothing if it gave no room for one.
-#[allow(unsafe_code)]
 fn report(error: &Error, message: *mut *mut c_char) {
     if message.is_null() {
         return;
@@ -79,7 +82,6 @@ fn report(error: &Error, message: *mut *mut c_char) {
 }
 
 /// `len` bytes at `data` (null allowed when `len` is 0).
-#[allow(unsafe_code)]
 unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8]> {
     if len == 0 {
         return Ok(&[]);
@@ -97,7 +99,6 @@ unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8]> {
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_message_free(message: *mut c_char) {
     if !message.is_null() {
         // SAFETY: `message` came from `CString::into_raw` in `report`.
@@ -112,7 +113,6 @@ pub unsafe extern "C" fn rustfx_message_free(message: *mut c_char) {
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_extractor_new(
     spec: *const u8,
     spec_len: usize,
@@ -140,7 +140,6 @@ pub unsafe extern "C" fn rustfx_extractor_new(
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_extractor_free(extractor: *mut Extractor) {
     if !extractor.is_null() {
         // SAFETY: `extractor` came from `rustfx_extractor_new`.
@@ -169,7 +168,6 @@ pub extern "C" fn rustfx_documents_new(n: usize) -> *mut Documents {
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_documents_free(documents: *mut Documents) {
     if !documents.is_null() {
         // SAFETY: `documents` came from `rustfx_documents_new`.
@@ -178,7 +176,6 @@ pub unsafe extern "C" fn rustfx_documents_free(documents: *mut Documents) {
 }
 
 /// `documents` as a mutable reference, and `i` checked against it.
-#[allow(unsafe_code)]
 unsafe fn document<'a>(documents: *mut Documents, i: usize) -> Result<&'a mut Documents> {
     // SAFETY: a non-null `documents` came from `rustfx_documents_new` and
     // the caller does not use it from two threads at once.
@@ -204,7 +201,6 @@ unsafe fn document<'a>(documents: *mut Documents, i: usize) -> Result<&'a mut Do
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_documents_read(
     documents: *mut Documents,
     i: usize,
@@ -236,7 +232,6 @@ pub unsafe extern "C" fn rustfx_documents_read(
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_documents_set(
     documents: *mut Documents,
     i: usize,
@@ -262,7 +257,6 @@ pub unsafe extern "C" fn rustfx_documents_set(
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_documents_message(
     documents: *mut Documents,
     i: usize,
@@ -294,7 +288,6 @@ pub unsafe extern "C" fn rustfx_documents_message(
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_documents_digest(
     documents: *const Documents,
     sizes: *mut i64,
@@ -331,7 +324,6 @@ pub unsafe extern "C" fn rustfx_documents_digest(
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_extract(
     extractor: *const Extractor,
     documents: *const Documents,
@@ -425,7 +417,6 @@ fn extract(extractor: &Extractor, documents: &Documents) -> Result<Output> {
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_output_array(
     output: *const Output,
     which: u32,
@@ -471,7 +462,6 @@ pub unsafe extern "C" fn rustfx_output_array(
 /// Pointers as the module doc says: handles from their `_new` (or
 /// null), `len` readable or writable elements at each buffer.
 #[no_mangle]
-#[allow(unsafe_code)]
 pub unsafe extern "C" fn rustfx_output_free(output: *mut Output) {
     if !output.is_null() {
         // SAFETY: `output` came from `rustfx_extract`.

@@ -30,7 +30,7 @@ fn array(output: *const Output, which: u32) -> (*const u8, usize) {
 }
 
 fn splits(output: *const Output) -> Vec<i64> {
-    let (data, len) = array(output, 1);
+    let (data, len) = array(output, ROW_SPLITS);
     if len == 0 {
         return Vec::new();
     }
@@ -80,7 +80,7 @@ fuzz_target!(|data: &[u8]| {
         !output.is_null(),
         "extraction of a built extractor does not fail"
     );
-    let values = array(output, 0).1;
+    let values = array(output, VALUES).1;
     let row_splits = splits(output);
     match output_spec.kind {
         OutputKind::Dense => {
@@ -92,10 +92,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(row_splits[0], 0);
             assert!(row_splits.windows(2).all(|w| w[0] <= w[1]));
             let rows_of = if kind == OutputKind::Sparse {
-                assert_eq!(array(output, 2).1, values, "an index per value");
+                assert_eq!(array(output, INDICES).1, values, "an index per value");
                 values
             } else if output_spec.dtype == DType::String {
-                array(output, 3).1
+                array(output, STRING_ENDS).1
             } else {
                 values
             };
