@@ -82,6 +82,25 @@ def corpus_list(tmp_path_factory):
     return str(path), sorted(os.path.abspath(f) for f in files)
 
 
+@pytest.fixture(scope="module")
+def long_corpus_list(corpus_list, tmp_path_factory):
+    """corpus_list's files, each listed 20 times (the 19 others by symlinks:
+    distinct paths): a job that lasts long enough on 2 cores to be killed
+    midway (the 300 files alone take a few tenths of a second of work)."""
+    _, files = corpus_list
+    root = tmp_path_factory.mktemp("long")
+    paths = list(files)
+    for k in range(1, 20):
+        (root / str(k)).mkdir()
+        for i, f in enumerate(files):
+            link = root / str(k) / f"{i:04d}"
+            link.symlink_to(f)
+            paths.append(str(link))
+    listing = root / "paths.txt"
+    listing.write_text("".join(p + "\n" for p in paths))
+    return str(listing), sorted(paths)
+
+
 # The s3:// tests' credentials, which the local S3 server (moto) accepts: in
 # the driver's environment (s3_server) and, through the job's runtime_env,
 # in the workers' (Ray's processes keep the environment they started with).
@@ -450,13 +469,14 @@ def _check_exactly_once(out, paths):
     assert not glob.glob(os.path.join(out, "*.tmp-*"))
 
 
-def test_driver_killed_and_rerun_is_exactly_once(corpus_list, tmp_path):
-    listing, paths = corpus_list
+def test_driver_killed_and_rerun_is_exactly_once(long_corpus_list, tmp_path):
+    listing, paths = long_corpus_list
     out = str(tmp_path / "out")
     args = ["--spec", "ember2018-bytes", "--input", listing, "--output", out,
             "--shard-size", "10", "--workers", "1"]
     proc = _cli(args)
     _wait_for_shards(proc, out, 3)
+    assert proc.poll() is None, "the job ended before it could be killed"
     # The driver and the local Ray it started (its process group): a crash.
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -495,8 +515,8 @@ def _ray_node(args, temp_dir):
 
 
 @pytest.mark.ray_cluster
-def test_two_node_cluster_loses_a_node(corpus_list, tmp_path):
-    listing, paths = corpus_list
+def test_two_node_cluster_loses_a_node(long_corpus_list, tmp_path):
+    listing, paths = long_corpus_list
     port = _free_port()
     temp_dir = f"/tmp/rfx{port}"
     head = _ray_node(["--head", "--port", str(port), "--include-dashboard", "false",
@@ -519,8 +539,11 @@ def test_two_node_cluster_loses_a_node(corpus_list, tmp_path):
                      "--shard-size", "10", "--address", address, "--workers", "2"],
                     env=NO_AUTH)
         _wait_for_shards(proc, out, 2)
+        assert proc.poll() is None, "the job ended before the node was lost"
         os.killpg(second.pid, signal.SIGKILL)  # its raylet and its workers
         second.wait()
+        # Killed midway: shards were left to do.
+        assert len(glob.glob(os.path.join(out, "part-*.parquet"))) < -(-len(paths) // 10)
         output, _ = proc.communicate(timeout=600)
         assert proc.returncode == 0, output
         _check_exactly_once(out, paths)
