@@ -757,7 +757,7 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
     its summary dict: files, bytes, errors, shards_done, shards_skipped,
     seconds, mb_per_s, and worker_rss: the largest peak RSS of a worker
     (bytes) and worker_rss_growth: the largest growth of a worker's peak
-    RSS past its baseline (TF and rustfx loaded and warmed up), both 0 if
+    RSS past its baseline (the core loaded and warmed up), both 0 if
     no shard was written."""
     import ray
     from rustfx import _core
