@@ -18,11 +18,14 @@ not Ray's own checkpointing.
 
 Each row: path, size (bytes read, at most max_bytes), sha256 (hex, in
 Rust, of those bytes), status (a tf.errors code, 0 = OK), message, then
-one column per feature (see FeatureSet). Files are read by rustfx on the
-worker (read_files; remote URIs through pyarrow's filesystems), never
-through Ray's object store, in read batches of at most read_batch_bytes
-(read_batches), and each shard is streamed to its file: a worker holds one
-read batch of contents, never a shard's.
+one column per feature (see FeatureSet). Each worker reads its files
+itself, never through Ray's object store: local ones by rustfx's core
+(read_files' rules), remote URIs through pyarrow's filesystems; in read
+batches of at most read_batch_bytes (read_batches); and streams each shard
+to its file, so it holds one read batch of contents, never a shard's. It
+reads, hashes and extracts through the core's C ABI (rustfx._core), so a
+worker writing Parquet never imports TensorFlow (TFRecord shards are
+written by TF).
 """
 
 import argparse
