@@ -11,6 +11,7 @@
 //!
 //! [`FeatureSpec`]: crate::spec::FeatureSpec
 
+use crate::error::catch_panic;
 use crate::extractor::Extractor as CoreExtractor;
 use crate::read::OnError;
 use crate::{Error, ErrorKind, Result};
@@ -187,12 +188,7 @@ type BridgeResult<T> = std::result::Result<T, String>;
 
 /// Runs `f`, turning a panic into an Internal error naming `what`.
 fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> BridgeResult<T> {
-    guard_kind(what, f).map_err(|e| e.to_string())
-}
-
-/// [`guard`], keeping the error's kind (for a [`ffi::Status`]).
-fn guard_kind<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    crate::error::catch_panic(what, f)
+    catch_panic(what, f).map_err(|e| e.to_string())
 }
 
 fn parse_on_error(name: &str) -> BridgeResult<ffi::OnError> {
@@ -431,7 +427,7 @@ impl DocumentSource {
     }
 
     fn read_document(&self, path: &[u8], buffer: &mut Vec<u8>) -> ffi::Status {
-        status_of(guard_kind("read_files", || {
+        status_of(catch_panic("read_files", || {
             self.0.read_document(path, buffer).map(|_| ())
         }))
     }
@@ -441,7 +437,7 @@ impl DocumentSource {
 pub struct FileReader(Result<crate::read::OpenFile>);
 
 fn open_file(path: &[u8]) -> Box<FileReader> {
-    Box::new(FileReader(guard_kind("read_files", || {
+    Box::new(FileReader(catch_panic("read_files", || {
         crate::read::OpenFile::open(path)
     })))
 }
@@ -456,7 +452,7 @@ impl FileReader {
     }
 
     fn read_into(&mut self, buf: &mut [u8]) -> ffi::ReadChunk {
-        let read = guard_kind("read_files", || match &mut self.0 {
+        let read = catch_panic("read_files", || match &mut self.0 {
             Ok(file) => file.read_into(buf),
             Err(e) => Err(e.clone()),
         });
@@ -467,7 +463,7 @@ impl FileReader {
     }
 
     fn read_rest(&mut self, limit: u64, out: &mut Vec<u8>) -> ffi::Status {
-        status_of(guard_kind("read_files", || match &mut self.0 {
+        status_of(catch_panic("read_files", || match &mut self.0 {
             Ok(file) => file.read_rest(limit, out),
             Err(e) => Err(e.clone()),
         }))

@@ -17,7 +17,7 @@
 //! frees with [`rustfx_message_free`].
 
 use crate::error::catch_panic;
-use crate::extractor::Extractor;
+use crate::extractor::{Extractor, RowExtractor};
 use crate::read::{check_max_bytes, read_file};
 use crate::sha256::sha256_hex;
 use crate::{Error, ErrorKind, Result};
@@ -46,6 +46,7 @@ pub struct Documents {
 /// sparse rows as `indices` and `values` with `row_splits`; ragged strings
 /// as their bytes end to end in `values`, `string_ends`, and `row_splits`
 /// counting strings.
+#[derive(Default)]
 pub struct Output {
     values: Values,
     row_splits: Vec<i64>,
@@ -58,6 +59,12 @@ enum Values {
     I32(Vec<i32>),
     I64(Vec<i64>),
     Bytes(Vec<u8>),
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        Values::Bytes(Vec::new())
+    }
 }
 
 /// [`rustfx_output_array`]'s `which`: the values (of the output's dtype;
@@ -263,20 +270,13 @@ pub unsafe extern "C" fn rustfx_documents_message(
     data: *mut *const u8,
     len: *mut usize,
 ) -> bool {
-    if data.is_null() || len.is_null() {
-        return false;
-    }
     catch_panic("rustfx_documents_message", || {
-        // SAFETY: see `document`; `data` and `len` are non-null.
+        // SAFETY: see `document` and `hand_out`.
         let documents = unsafe { document(documents, i) }?;
         let message = documents.messages[i].as_bytes();
-        unsafe {
-            *data = message.as_ptr();
-            *len = message.len();
-        }
-        Ok(())
+        Ok(unsafe { hand_out(data, len, message.as_ptr(), message.len()) })
     })
-    .is_ok()
+    .unwrap_or(false)
 }
 
 /// Writes each document's size (bytes held) to `sizes` (room for one per
@@ -349,29 +349,12 @@ pub unsafe extern "C" fn rustfx_extract(
 fn extract(extractor: &Extractor, documents: &Documents) -> Result<Output> {
     let docs: Vec<&[u8]> = documents.contents.iter().map(Vec::as_slice).collect();
     let n = docs.len();
-    let mut output = Output {
-        values: Values::Bytes(Vec::new()),
-        row_splits: Vec::new(),
-        indices: Vec::new(),
-        string_ends: Vec::new(),
-    };
+    let mut output = Output::default();
     let mut row_ends = Vec::new();
     match extractor {
-        Extractor::Float32Rows(e) => {
-            let mut rows = vec![0.0; n * e.width()];
-            e.write_rows(&docs, &mut rows)?;
-            output.values = Values::F32(rows);
-        }
-        Extractor::Int32Rows(e) => {
-            let mut rows = vec![0; n * e.width()];
-            e.write_rows(&docs, &mut rows)?;
-            output.values = Values::I32(rows);
-        }
-        Extractor::Int64Rows(e) => {
-            let mut rows = vec![0; n * e.width()];
-            e.write_rows(&docs, &mut rows)?;
-            output.values = Values::I64(rows);
-        }
+        Extractor::Float32Rows(e) => return dense(e.as_ref(), &docs, Values::F32),
+        Extractor::Int32Rows(e) => return dense(e.as_ref(), &docs, Values::I32),
+        Extractor::Int64Rows(e) => return dense(e.as_ref(), &docs, Values::I64),
         Extractor::RaggedIds(e) => {
             let mut ids = Vec::new();
             e.append_id_rows(&docs, &mut ids, &mut row_ends);
@@ -390,21 +373,52 @@ fn extract(extractor: &Extractor, documents: &Documents) -> Result<Output> {
             output.values = Values::Bytes(bytes);
         }
     }
-    if !matches!(
-        extractor,
-        Extractor::Float32Rows(_) | Extractor::Int32Rows(_) | Extractor::Int64Rows(_)
-    ) {
-        if row_ends.len() != n {
-            return Err(Error::new(
-                ErrorKind::Internal,
-                format!("{} row ends for {n} documents", row_ends.len()),
-            ));
-        }
-        output.row_splits = std::iter::once(0)
-            .chain(row_ends.into_iter().map(|end| end as i64))
-            .collect();
+    if row_ends.len() != n {
+        return Err(Error::new(
+            ErrorKind::Internal,
+            format!("{} row ends for {n} documents", row_ends.len()),
+        ));
     }
+    output.row_splits = std::iter::once(0)
+        .chain(row_ends.into_iter().map(|end| end as i64))
+        .collect();
     Ok(output)
+}
+
+/// The dense rows of `docs`, end to end, as an [`Output`] of `values` only.
+fn dense<T: Copy + Default + Send>(
+    extractor: &dyn RowExtractor<Value = T>,
+    docs: &[&[u8]],
+    values: fn(Vec<T>) -> Values,
+) -> Result<Output> {
+    let mut rows = vec![T::default(); docs.len() * extractor.width()];
+    extractor.write_rows(docs, &mut rows)?;
+    Ok(Output {
+        values: values(rows),
+        ..Output::default()
+    })
+}
+
+/// Hands `count` elements at `address` to the caller's `data` and `len`;
+/// false (nothing written) if either is null.
+///
+/// # Safety
+/// `data` and `len`, when not null, are writable.
+unsafe fn hand_out(
+    data: *mut *const u8,
+    len: *mut usize,
+    address: *const u8,
+    count: usize,
+) -> bool {
+    if data.is_null() || len.is_null() {
+        return false;
+    }
+    // SAFETY: both are non-null and writable (the caller's contract).
+    unsafe {
+        *data = address;
+        *len = count;
+    }
+    true
 }
 
 /// One array of `output` (`which`: 0 values, 1 row splits, 2 sparse
@@ -423,9 +437,6 @@ pub unsafe extern "C" fn rustfx_output_array(
     data: *mut *const u8,
     len: *mut usize,
 ) -> bool {
-    if data.is_null() || len.is_null() {
-        return false;
-    }
     // SAFETY: a non-null `output` came from `rustfx_extract`.
     let Some(output) = (unsafe { output.as_ref() }) else {
         return false;
@@ -448,12 +459,8 @@ pub unsafe extern "C" fn rustfx_output_array(
         ),
         _ => return false,
     };
-    // SAFETY: `data` and `len` are non-null.
-    unsafe {
-        *data = address;
-        *len = count;
-    }
-    true
+    // SAFETY: see `hand_out`.
+    unsafe { hand_out(data, len, address, count) }
 }
 
 /// Frees an output.

@@ -672,7 +672,6 @@ class _WriteShards(_Worker):
                  read_batch_bytes=None):
         super().__init__(feature_set_json, max_bytes, on_error, read_batch_bytes)
         self.out_dir, self.fmt = _OutputDir(output), fmt
-        self.feature_set_json = feature_set_json
 
     def _write(self, paths, local_path):
         """Writes the rows of `paths` to `local_path`; returns (files, bytes, errors)."""
@@ -712,7 +711,7 @@ class _WriteShards(_Worker):
                                    "baseline_rss", "peak_rss")}
         for index, paths in zip(batch["shard"], batch["paths"]):
             index, paths = int(index), list(paths)
-            if _committed(self.out_dir, index, self.fmt, len(paths), self.feature_set_json):
+            if _committed(self.out_dir, index, self.fmt, len(paths), self.plan.json):
                 files = nbytes = errors = 0
                 skipped = True
             else:
