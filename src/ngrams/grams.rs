@@ -893,6 +893,52 @@ pub(super) fn next_char_lossy(bytes: &[u8]) -> (char, usize) {
     )
 }
 
+/// [`next_char_lossy`] of a window of 4 bytes (the document goes on past
+/// any character that starts it), with no branch on the bytes: the
+/// character's UTF-8 (U+FFFD's where the window does not start with valid
+/// UTF-8) in the first bytes of the result, the bytes it replaces, and
+/// the length of its UTF-8. In compressed files and binaries every other
+/// byte is not ASCII and the lengths are a coin toss, so the branches of
+/// [`next_char_lossy`] missed one character in two: 2.7x slower than text.
+#[inline]
+pub(super) fn decode_lossy(window: [u8; 4]) -> ([u8; 4], usize, usize) {
+    // Per lead byte: whether it can lead, the continuation bytes it
+    // needs, and the range of the first as (low, high - low).
+    const fn lead_table() -> [(bool, u8, u8, u8); 256] {
+        let mut table = [(false, 0, 0, 0); 256];
+        let mut b = 0;
+        while b < 256 {
+            table[b] = match b {
+                0x00..=0x7f => (true, 0, 0, 0),
+                0xc2..=0xdf => (true, 1, 0x80, 0x3f),
+                0xe0 => (true, 2, 0xa0, 0x1f),
+                0xed => (true, 2, 0x80, 0x1f),
+                0xe1..=0xef => (true, 2, 0x80, 0x3f),
+                0xf0 => (true, 3, 0x90, 0x2f),
+                0xf1..=0xf3 => (true, 3, 0x80, 0x3f),
+                0xf4 => (true, 3, 0x80, 0x0f),
+                _ => (false, 0, 0, 0),
+            };
+            b += 1;
+        }
+        table
+    }
+    static LEADS: [(bool, u8, u8, u8); 256] = lead_table();
+    const REPLACEMENT: u32 = u32::from_le_bytes([0xef, 0xbf, 0xbd, 0]);
+    let [lead, b1, b2, b3] = window;
+    let (leads, needed, low, span) = LEADS[usize::from(lead)];
+    // Bitwise, not short-circuit: no branch to mispredict.
+    let c1 = u32::from(b1.wrapping_sub(low) <= span);
+    let c2 = c1 & u32::from(b2 & 0xc0 == 0x80);
+    let c3 = c2 & u32::from(b3 & 0xc0 == 0x80);
+    let got = (c1 + c2 + c3).min(u32::from(needed));
+    let valid = u32::from(leads & (got == u32::from(needed)));
+    let keep = valid.wrapping_neg();
+    let utf8 = (u32::from_le_bytes(window) & keep) | (REPLACEMENT & !keep);
+    let written = 3 ^ ((3 ^ (got + 1)) & keep);
+    (utf8.to_le_bytes(), got as usize + 1, written as usize)
+}
+
 /// Bytes after a word of `char_wb_ngrams` that is not ASCII, so that a
 /// hash can load whole blocks of each of its n-grams (see [`Gram`]): the
 /// lengths of n-grams of characters of 1-3 bytes are a coin toss.
@@ -940,23 +986,51 @@ const CHAR_BLOCK: usize = if cfg!(test) { 61 } else { 4096 };
 
 /// How many characters [`char_ngrams`] finds in `doc`: those of
 /// `String::from_utf8_lossy(doc)`, a U+FFFD for each maximal invalid
-/// sequence.
+/// sequence. Decoded as [`char_ngrams`] decodes (`Utf8Chunks` stops at
+/// every invalid byte, and a compressed file has one every few bytes).
 pub(super) fn lossy_char_count(doc: &[u8]) -> usize {
-    let starts = |valid: &[u8]| valid.iter().filter(|&&b| b & 0xc0 != 0x80).count();
-    doc.utf8_chunks()
-        .map(|chunk| starts(chunk.valid().as_bytes()) + usize::from(!chunk.invalid().is_empty()))
-        .sum()
+    let (mut at, mut count, mut continued) = (0, 0, 0usize);
+    while at < doc.len() {
+        if ascii_word(doc, at).is_some() {
+            (at, count, continued) = (at + 8, count + 8, 0);
+            continue;
+        }
+        let (_, read, _) = decode_lossy(window(doc, at));
+        count += usize::from(continued & 1 == 0);
+        continued = (continued >> 1) | ((1 << (read - 1)) - 1);
+        at += 1;
+    }
+    count
+}
+
+/// The 8 bytes of `doc` at `at`, if there are 8 and all are ASCII.
+#[inline]
+fn ascii_word(doc: &[u8], at: usize) -> Option<&[u8]> {
+    doc.get(at..at + 8).filter(|word| {
+        u64::from_le_bytes((*word).try_into().expect("8 bytes")) & 0x8080_8080_8080_8080 == 0
+    })
+}
+
+/// The 4 bytes of `doc` from `at` (`at < doc.len()`) for [`decode_lossy`],
+/// zeros past the end (they continue nothing).
+#[inline]
+fn window(doc: &[u8], at: usize) -> [u8; 4] {
+    match doc.get(at..at + 4) {
+        Some(window) => window.try_into().expect("4 bytes"),
+        None => std::array::from_fn(|i| doc.get(at + i).copied().unwrap_or(0)),
+    }
 }
 
 /// Character n-grams of a document that is not ASCII (the `char`
 /// tokenizer): each maximal invalid UTF-8 subsequence is one U+FFFD, as
-/// `String::from_utf8_lossy` decodes it. The text is decoded a block at a time into
-/// `text` (valid runs copied whole, ASCII-lowercased on demand), with the
-/// start of each character in `starts`; every n-gram is then a slice of
-/// `text`, as `byte_ngrams`' are of the document. Copying each character
-/// into a [`TokenBuffer`] as a token made binaries and compressed files
-/// (mostly invalid UTF-8, and never on the ASCII path) twice as slow as
-/// text. At each character, the n-grams of every width in `widths` that
+/// `String::from_utf8_lossy` decodes it. The text is decoded a block at a
+/// time into `text` (a character at a time by [`next_char_lossy`],
+/// ASCII-lowercased on demand), with the start of each character in
+/// `starts`; every n-gram is then a slice of `text`, as `byte_ngrams`' are
+/// of the document. Copying each character into a [`TokenBuffer`] as a
+/// token made binaries and compressed files (mostly invalid UTF-8, and
+/// never on the ASCII path) twice as slow as text, and decoding them by
+/// `Utf8Chunks` (a chunk per invalid byte) 2.7x. At each character, the n-grams of every width in `widths` that
 /// end there, in order, `f` getting the position of the width too: one
 /// pass of [`TokenBuffer::emit_windows`].
 pub(super) fn char_ngrams(
@@ -991,39 +1065,51 @@ pub(super) fn char_ngrams(
         *emitted = starts.len();
         ControlFlow::Continue(())
     };
-    for chunk in doc.utf8_chunks() {
-        let mut valid = chunk.valid().as_bytes();
-        while !valid.is_empty() {
-            // A block, ended at a character boundary.
-            let mut end = valid.len().min(CHAR_BLOCK);
-            while valid.get(end).is_some_and(|&b| b & 0xc0 == 0x80) {
-                end += 1;
+    // Where a character starts does not hang on the characters before it
+    // beyond 3 bytes: a byte belongs to the character before it if a lead
+    // 1-3 bytes back has that many continuations. So each byte is decoded
+    // on its own ([`decode_lossy`]), and only a character's first byte
+    // writes (`text` and `starts` move on), with no branch on the bytes
+    // and no chain from one character's length to the next load. Bit i of
+    // `continued` says whether the byte i places on continues a character
+    // begun before it.
+    let mut continued = 0usize;
+    let mut at = 0;
+    while at < doc.len() {
+        // About a block. The buffers are sized for the worst case first (3
+        // bytes of U+FFFD per input byte, and a step's overshoot: 8 ASCII
+        // bytes or a 4-byte write), then cut to what was written, so the
+        // loop only indexes.
+        let stop = doc.len().min(at + CHAR_BLOCK);
+        let (base, first) = (text.len(), starts.len());
+        text.resize(base + 3 * (stop - at) + 32, 0);
+        starts.resize(first + (stop - at) + 8, 0);
+        let (mut pos, mut k) = (base, first);
+        while at < stop {
+            // Eight ASCII bytes at once: eight characters.
+            if let Some(word) = ascii_word(doc, at) {
+                text[pos..pos + 8].copy_from_slice(word);
+                for (i, start) in starts[k..k + 8].iter_mut().enumerate() {
+                    *start = pos + i;
+                }
+                (at, pos, k, continued) = (at + 8, pos + 8, k + 8, 0);
+                continue;
             }
-            let (block, rest) = valid.split_at(end);
-            let base = text.len();
-            starts.extend(
-                block
-                    .iter()
-                    .enumerate()
-                    .filter(|&(_, &b)| b & 0xc0 != 0x80)
-                    .map(|(i, _)| base + i),
-            );
-            text.extend_from_slice(block);
-            if lowercase {
-                text[base..].make_ascii_lowercase();
-            }
-            valid = rest;
-            if text.len() >= CHAR_BLOCK {
-                emit(text, starts, &mut emitted)?;
-            }
+            let (utf8, read, written) = decode_lossy(window(doc, at));
+            let starts_char = usize::from(continued & 1 == 0);
+            text[pos..pos + 4].copy_from_slice(&utf8);
+            starts[k] = pos;
+            pos += written & starts_char.wrapping_neg();
+            k += starts_char;
+            continued = (continued >> 1) | ((1 << (read - 1)) - 1);
+            at += 1;
         }
-        if !chunk.invalid().is_empty() {
-            starts.push(text.len());
-            text.extend_from_slice("\u{fffd}".as_bytes());
-            if text.len() >= CHAR_BLOCK {
-                emit(text, starts, &mut emitted)?;
-            }
+        text.truncate(pos);
+        starts.truncate(k);
+        if lowercase {
+            text[base..].make_ascii_lowercase();
         }
+        emit(text, starts, &mut emitted)?;
     }
     emit(text, starts, &mut emitted)
 }

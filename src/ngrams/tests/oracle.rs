@@ -268,10 +268,17 @@ proptest::proptest! {
             hasher.counts_ids_up_front(),
             matches!(tokenizer, Tokenizer::Byte | Tokenizer::Char)
         );
-        proptest::prop_assert_eq!(
-            counts.is_some(),
-            docs.is_empty() || matches!(tokenizer, Tokenizer::Byte | Tokenizer::Char)
-        );
+        // Character counts are left to the gathering path for documents
+        // that are neither UTF-8 nor mostly ASCII (binaries).
+        let countable = |doc: &&[u8]| match tokenizer {
+            Tokenizer::Byte => true,
+            Tokenizer::Char => {
+                std::str::from_utf8(doc).is_ok()
+                    || doc.iter().filter(|&&b| b >= 0x80).count() <= doc.len() / 8
+            }
+            _ => false,
+        };
+        proptest::prop_assert_eq!(counts.is_some(), docs.iter().all(countable));
         let mut in_place = vec![3; want.len() - 1];
         hasher.write_id_rows(&docs, &mut in_place).unwrap();
         proptest::prop_assert_eq!(&in_place[..], &want[1..]);

@@ -272,3 +272,60 @@ proptest::proptest! {
         );
     }
 }
+
+/// The branch-free `decode_lossy` of `char` n-grams decodes every 4-byte
+/// window as `next_char_lossy` does: every lead and second byte, with the
+/// third and fourth bytes of interest.
+#[test]
+fn decode_lossy_is_next_char_lossy() {
+    let thirds = [
+        0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xe0, 0xf0, 0xff,
+    ];
+    for a in 0..=255u8 {
+        for b in 0..=255u8 {
+            for c in thirds {
+                for d in [0x41, 0x80, 0xbf, 0xc0] {
+                    let window = [a, b, c, d];
+                    let (want, read) = super::grams::next_char_lossy(&window);
+                    let mut utf8 = [0; 4];
+                    let want = want.encode_utf8(&mut utf8).as_bytes();
+                    let (got, got_read, written) = super::grams::decode_lossy(window);
+                    assert_eq!((&got[..written], got_read), (want, read), "{window:x?}");
+                }
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    /// `char` n-grams of any bytes (compressed data: every other byte is
+    /// not ASCII), crossing the decoding block, are those of the
+    /// definition: `from_utf8_lossy`'s characters.
+    #[test]
+    fn char_ngrams_of_any_bytes(
+        doc in proptest::collection::vec(proptest::prop_oneof![
+            proptest::num::u8::ANY,
+            proptest::sample::select(vec![0x80u8, 0xbf, 0xc3, 0xe2, 0xed, 0xf0, 0xf4, b'A']),
+        ], 0..400),
+        widths in proptest::collection::vec(1usize..5, 1..3),
+        lowercase in proptest::prelude::any::<bool>(),
+    ) {
+        let config = NgramConfig {
+            tokenizer: Tokenizer::Char,
+            widths,
+            lowercase,
+            hash: HashFamily::Fingerprint64,
+            num_buckets: 1 << 40,
+        };
+        let h = NgramHasher::new(config.clone()).unwrap();
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        h.for_each_gram(&doc, |g| {
+            got.push(g.to_vec());
+            ControlFlow::Continue(())
+        });
+        got.sort();
+        let mut want = super::naive::grams(&config, &doc);
+        want.sort();
+        proptest::prop_assert_eq!(got, want);
+    }
+}
