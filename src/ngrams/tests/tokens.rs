@@ -289,8 +289,10 @@ fn decode_lossy_is_next_char_lossy() {
                     let (want, read) = super::grams::next_char_lossy(&window);
                     let mut utf8 = [0; 4];
                     let want = want.encode_utf8(&mut utf8).as_bytes();
-                    let (got, got_read, written) = super::grams::decode_lossy(window);
+                    let (got, got_read, written, valid) = super::grams::decode_lossy(window);
                     assert_eq!((&got[..written], got_read), (want, read), "{window:x?}");
+                    // Valid: the window's own bytes (U+FFFD's too).
+                    assert_eq!(valid, &window[..read] == want, "{window:x?}");
                 }
             }
         }
