@@ -426,10 +426,12 @@ impl<'a> LoweredChars<'a> {
 /// binary, a compressed file), without decoding it whole: each maximal
 /// invalid subsequence decodes to U+FFFD, which is neither a word
 /// character nor cased, so no token, and no final-sigma context, reaches
-/// across it, and each valid run can be tokenized on its own: a run of
-/// ASCII with a byte loop, any other with [`PythonWords`]. Decoding the
-/// whole document (`String::from_utf8_lossy`) and reading it a character
-/// at a time made such files 3x slower than text.
+/// across it, and each valid run can be tokenized on its own: with
+/// [`PythonWords`] where it has characters beyond ASCII, else with a byte
+/// loop, which also reads the invalid bytes between such runs as the
+/// separators they are. Decoding the whole document
+/// (`String::from_utf8_lossy`) and reading it a character at a time made
+/// such files 3x slower than text.
 pub(super) struct SklearnWords<'a> {
     doc: &'a [u8],
     /// Where the runs not yet read start.
@@ -475,7 +477,7 @@ impl<'a> SklearnWords<'a> {
         let (mut at, mut continued, mut valid_from) = (from, 0usize, from);
         let found = loop {
             if at >= doc.len() {
-                break None;
+                break false;
             }
             if ascii_word(doc, at).is_some() {
                 (at, continued) = (at + 8, 0);
@@ -484,7 +486,7 @@ impl<'a> SklearnWords<'a> {
             let (_, read, _, valid) = decode_lossy(window(doc, at));
             let starts = continued & 1 == 0;
             if starts & valid & (read > 1) {
-                break Some(at);
+                break true;
             }
             // Without a branch: invalid sequences are as common as not.
             let invalid = usize::from(starts & !valid).wrapping_neg();
@@ -492,10 +494,10 @@ impl<'a> SklearnWords<'a> {
             continued = (continued >> 1) | ((1 << (read - 1)) - 1);
             at += 1;
         };
-        let Some(_) = found else {
+        if !found {
             self.at = doc.len();
             return Some(ValidRun::Ascii(&doc[from..], 0));
-        };
+        }
         if valid_from > from {
             self.at = valid_from;
             return Some(ValidRun::Ascii(&doc[from..valid_from], 0));
@@ -1081,15 +1083,16 @@ fn window(doc: &[u8], at: usize) -> [u8; 4] {
 /// Character n-grams of a document that is not ASCII (the `char`
 /// tokenizer): each maximal invalid UTF-8 subsequence is one U+FFFD, as
 /// `String::from_utf8_lossy` decodes it. The text is decoded a block at a
-/// time into `text` (a character at a time by [`next_char_lossy`],
+/// time into `text` (a byte at a time by [`decode_lossy`],
 /// ASCII-lowercased on demand), with the start of each character in
 /// `starts`; every n-gram is then a slice of `text`, as `byte_ngrams`' are
 /// of the document. Copying each character into a [`TokenBuffer`] as a
 /// token made binaries and compressed files (mostly invalid UTF-8, and
 /// never on the ASCII path) twice as slow as text, and decoding them by
-/// `Utf8Chunks` (a chunk per invalid byte) 2.7x. At each character, the n-grams of every width in `widths` that
-/// end there, in order, `f` getting the position of the width too: one
-/// pass of [`TokenBuffer::emit_windows`].
+/// `Utf8Chunks` (a chunk per invalid byte) 2.7x. At each character, the
+/// n-grams of every width in `widths` that end there, in order, `f`
+/// getting the position of the width too: one pass of
+/// [`TokenBuffer::emit_windows`].
 pub(super) fn char_ngrams(
     doc: &[u8],
     lowercase: bool,
