@@ -27,7 +27,7 @@
 //! a time into a buffer its n-grams are slices of (`char_ngrams`);
 //! `sklearn_char_wb` forms its n-grams inside each word.
 
-use super::scan::{ascii_lowercase_chunk, AsciiTokens, ByteClass, Chunk, CHUNK};
+use super::scan::{ascii_lowercase_chunk, non_ascii_masks, AsciiTokens, ByteClass, Chunk, CHUNK};
 use super::MAX_NGRAM_WIDTH;
 use crate::unicode_classes::{
     is_final_sigma, is_python_space, is_python_word, python_lower, python_str_lower, CAPITAL_SIGMA,
@@ -298,30 +298,26 @@ impl TokenBuffer {
 pub(super) struct AsciiWords<'a> {
     tokens: AsciiTokens<'a>,
     lowercase: bool,
-    min_len: usize,
 }
 
 impl<'a> AsciiWords<'a> {
+    /// `min_len`: 1 or 2 (see [`AsciiTokens::new`]).
     pub(super) fn new(text: &'a [u8], class: ByteClass, lowercase: bool, min_len: usize) -> Self {
         AsciiWords {
-            tokens: AsciiTokens::new(text, class),
+            tokens: AsciiTokens::new(text, class, min_len),
             lowercase,
-            min_len,
         }
     }
-}
 
-impl AsciiWords<'_> {
-    /// The byte range of the next token (at least `min_len` long) in the
-    /// text, not copied.
+    /// Starts over on `text`.
+    pub(super) fn reset(&mut self, text: &'a [u8]) {
+        self.tokens.reset(text);
+    }
+
+    /// The byte range of the next token in the text, not copied.
     #[inline(always)]
     pub(super) fn next_range(&mut self) -> Option<(usize, usize)> {
-        loop {
-            let (start, end) = self.tokens.next()?;
-            if end - start >= self.min_len {
-                return Some((start, end));
-            }
-        }
+        self.tokens.next()
     }
 }
 
@@ -378,6 +374,12 @@ impl<'a> LoweredChars<'a> {
         }
     }
 
+    /// Starts over on `text`, keeping the buffer's allocation.
+    fn reset(&mut self, text: &'a str) {
+        (self.text, self.pos, self.handed, self.source) = (text, 0, 0, (0, 0));
+        self.lowered.clear();
+    }
+
     /// The next character and its source range, and whether it is exactly
     /// the source character (not changed by lowering).
     #[inline]
@@ -427,26 +429,29 @@ impl<'a> LoweredChars<'a> {
 /// invalid subsequence decodes to U+FFFD, which is neither a word
 /// character nor cased, so no token, and no final-sigma context, reaches
 /// across it, and each valid run can be tokenized on its own: with
-/// [`PythonWords`] where it has characters beyond ASCII, else with a byte
-/// loop, which also reads the invalid bytes between such runs as the
-/// separators they are. Decoding the whole document
+/// [`PythonWords`] where it has characters beyond ASCII, else as ASCII
+/// ([`AsciiWords`]), which also reads the invalid bytes between such runs
+/// as the separators they are. Decoding the whole document
 /// (`String::from_utf8_lossy`) and reading it a character at a time made
 /// such files 3x slower than text.
 pub(super) struct SklearnWords<'a> {
     doc: &'a [u8],
     /// Where the runs not yet read start.
     at: usize,
-    run: ValidRun<'a>,
-    lowercase: bool,
+    /// The run being read: `unicode` if there is one, else `ascii`, a run
+    /// with no valid character beyond ASCII (its invalid sequences are
+    /// not word bytes, so its ASCII runs, valid or not in between, are
+    /// tokenized as one). One of each serves every run of its kind: a
+    /// compressed file has a run every ~35 bytes.
+    ascii: AsciiWords<'a>,
+    unicode: PythonWords<'a>,
+    in_unicode: bool,
 }
 
-/// The run [`SklearnWords`] is reading.
+/// The next run of [`SklearnWords`].
 enum ValidRun<'a> {
-    /// Bytes with no valid character beyond ASCII, and the position
-    /// reached: its invalid sequences are not word bytes, so its ASCII
-    /// runs, valid or not in between, are tokenized as one.
-    Ascii(&'a [u8], usize),
-    Unicode(PythonWords<'a>),
+    Ascii(&'a [u8]),
+    Unicode(&'a str),
 }
 
 impl<'a> SklearnWords<'a> {
@@ -454,8 +459,9 @@ impl<'a> SklearnWords<'a> {
         SklearnWords {
             doc,
             at: 0,
-            run: ValidRun::Ascii(&[], 0),
-            lowercase,
+            ascii: AsciiWords::new(&[], ByteClass::NonWord, lowercase, 2),
+            unicode: PythonWords::new("", lowercase),
+            in_unicode: false,
         }
     }
 
@@ -471,36 +477,13 @@ impl<'a> SklearnWords<'a> {
         if from >= doc.len() {
             return None;
         }
-        // Where the first character beyond ASCII starts, and where the
-        // valid run around it does (the end of the last invalid sequence
-        // before it), decoded as `char_ngrams` decodes.
-        let (mut at, mut char_starts, mut valid_from) = (from, CharStarts::default(), from);
-        let found = loop {
-            if at >= doc.len() {
-                break false;
-            }
-            if ascii_word(doc, at).is_some() {
-                (at, char_starts) = (at + 8, CharStarts::default());
-                continue;
-            }
-            let (_, read, _, valid) = decode_lossy(window(doc, at));
-            let starts = char_starts.next_starts() == 1;
-            if starts & valid & (read > 1) {
-                break true;
-            }
-            // Without a branch: invalid sequences are as common as not.
-            let invalid = usize::from(starts & !valid).wrapping_neg();
-            valid_from = (valid_from & !invalid) | ((at + read) & invalid);
-            char_starts.advance(read);
-            at += 1;
-        };
-        if !found {
+        let Some(valid_from) = first_valid_run_beyond_ascii(doc, from) else {
             self.at = doc.len();
-            return Some(ValidRun::Ascii(&doc[from..], 0));
-        }
+            return Some(ValidRun::Ascii(&doc[from..]));
+        };
         if valid_from > from {
             self.at = valid_from;
-            return Some(ValidRun::Ascii(&doc[from..valid_from], 0));
+            return Some(ValidRun::Ascii(&doc[from..valid_from]));
         }
         let rest = &doc[from..];
         let valid = match std::str::from_utf8(rest) {
@@ -508,41 +491,31 @@ impl<'a> SklearnWords<'a> {
             Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).expect("valid up to here"),
         };
         self.at = from + valid.len();
-        Some(ValidRun::Unicode(PythonWords::new(valid, self.lowercase)))
+        Some(ValidRun::Unicode(valid))
     }
 }
 
 impl TokenSource for SklearnWords<'_> {
     fn next_token(&mut self, out: &mut TokenBuffer) -> bool {
         loop {
-            match &mut self.run {
-                ValidRun::Ascii(text, pos) => {
-                    let word = |b: &u8| !ByteClass::NonWord.is_separator(*b);
-                    while let Some(skip) =
-                        text.get(*pos..).and_then(|rest| rest.iter().position(word))
-                    {
-                        let start = *pos + skip;
-                        let len = text[start..]
-                            .iter()
-                            .position(|b| !word(b))
-                            .unwrap_or(text.len() - start);
-                        *pos = start + len;
-                        if len >= 2 {
-                            out.push_text(text, start, start + len, self.lowercase);
-                            return true;
-                        }
-                    }
+            let found = match self.in_unicode {
+                true => self.unicode.next_token(out),
+                false => self.ascii.next_token(out),
+            };
+            if found {
+                return true;
+            }
+            match self.next_run() {
+                None => return false,
+                Some(ValidRun::Ascii(run)) => {
+                    self.in_unicode = false;
+                    self.ascii.reset(run);
                 }
-                ValidRun::Unicode(words) => {
-                    if words.next_token(out) {
-                        return true;
-                    }
+                Some(ValidRun::Unicode(run)) => {
+                    self.in_unicode = true;
+                    self.unicode.reset(run);
                 }
             }
-            let Some(run) = self.next_run() else {
-                return false;
-            };
-            self.run = run;
         }
     }
 }
@@ -571,6 +544,13 @@ impl<'a> PythonWords<'a> {
             bytes: Vec::new(),
             done: false,
         }
+    }
+
+    /// Starts over on `text`, keeping the buffers' allocations.
+    fn reset(&mut self, text: &'a str) {
+        self.chars.reset(text);
+        (self.text, self.start, self.end, self.len, self.done) = (text, 0, 0, 0, false);
+        self.bytes.clear();
     }
 
     /// Appends the token just ended, if long enough.
@@ -799,7 +779,7 @@ pub(super) fn char_wb_ngrams(
 ) -> ControlFlow<()> {
     let mut padded = Vec::new();
     if doc.is_ascii() {
-        for (start, end) in AsciiTokens::new(doc, ByteClass::PythonSpace) {
+        for (start, end) in AsciiTokens::new(doc, ByteClass::PythonSpace, 1) {
             padded.clear();
             padded.push(b' ');
             let word = &doc[start..end];
@@ -1068,6 +1048,47 @@ fn ascii_word(doc: &[u8], at: usize) -> Option<&[u8]> {
     doc.get(at..at + 8).filter(|word| {
         u64::from_le_bytes((*word).try_into().expect("8 bytes")) & 0x8080_8080_8080_8080 == 0
     })
+}
+
+/// Where the valid run around the first valid character beyond ASCII
+/// from `from` on starts, if there is one. No lead byte (0xC2..=0xF4)
+/// continues a character, so that character starts at the first lead
+/// [`decode_lossy`] finds valid; every byte beyond ASCII before it belongs
+/// to an invalid sequence, so its run starts after the last of those.
+/// Found 64 bytes at a time from masks of the leads and of the bytes
+/// beyond ASCII: a byte at a time, the same search was half of
+/// `sklearn_word`'s time on compressed files.
+fn first_valid_run_beyond_ascii(doc: &[u8], from: usize) -> Option<usize> {
+    let mut valid_from = from;
+    let mut at = from;
+    while at < doc.len() {
+        let rest = &doc[at..];
+        let (non_ascii, mut leads) = match rest.first_chunk::<64>() {
+            Some(block) => non_ascii_masks(block),
+            None => {
+                let mut block = [0; 64];
+                block[..rest.len()].copy_from_slice(rest);
+                non_ascii_masks(&block)
+            }
+        };
+        while leads != 0 {
+            let lead = leads.trailing_zeros();
+            let (_, read, _, valid) = decode_lossy(window(doc, at + lead as usize));
+            if valid & (read > 1) {
+                let before = non_ascii & ((1 << lead) - 1);
+                return Some(match before {
+                    0 => valid_from,
+                    _ => at + 64 - before.leading_zeros() as usize,
+                });
+            }
+            leads &= leads - 1;
+        }
+        if non_ascii != 0 {
+            valid_from = at + 64 - non_ascii.leading_zeros() as usize;
+        }
+        at += 64;
+    }
+    None
 }
 
 /// The 4 bytes of `doc` from `at` (`at < doc.len()`) for [`decode_lossy`],

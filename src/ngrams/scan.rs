@@ -75,6 +75,17 @@ fn mask_of(block: &[u8; 64], is_set: impl Fn(u8) -> bool) -> u64 {
     mask
 }
 
+/// Bits of `block`'s bytes beyond ASCII, and of those that can lead a
+/// UTF-8 character of 2-4 bytes (0xC2..=0xF4). Zeros after the document
+/// are neither.
+#[inline]
+pub(super) fn non_ascii_masks(block: &[u8; 64]) -> (u64, u64) {
+    (
+        mask_of(block, |b| b >= 0x80),
+        mask_of(block, |b| b.wrapping_sub(0xc2) <= 0xf4 - 0xc2),
+    )
+}
+
 /// The maximal runs of non-separator bytes of `text`, as `(start, end)`
 /// ranges, in order.
 ///
@@ -86,6 +97,8 @@ fn mask_of(block: &[u8; 64], is_set: impl Fn(u8) -> bool) -> u64 {
 pub(super) struct AsciiTokens<'a> {
     text: &'a [u8],
     class: ByteClass,
+    /// Whether runs of one byte are dropped in the masks (`min_len` 2).
+    pairs: bool,
     /// Edge positions not yet handed out: `edges[taken..len]`. An edge is a
     /// byte whose class differs from the byte before it; they alternate
     /// token start, token end.
@@ -107,16 +120,28 @@ const REFILL_EDGES: usize = 32;
 const EDGES: usize = REFILL_EDGES - 1 + 64 + 8;
 
 impl<'a> AsciiTokens<'a> {
-    pub(super) fn new(text: &'a [u8], class: ByteClass) -> Self {
+    /// The runs of `text` at least `min_len` (1 or 2) bytes long. Runs of
+    /// one byte are dropped in each block's mask, not one token at a time:
+    /// in binary input most runs of word bytes are one byte long, and a
+    /// test per run missed one in four.
+    pub(super) fn new(text: &'a [u8], class: ByteClass, min_len: usize) -> Self {
+        assert!(matches!(min_len, 1 | 2), "min_len must be 1 or 2");
         AsciiTokens {
             text,
             class,
+            pairs: min_len == 2,
             edges: [0; EDGES],
             taken: 0,
             len: 0,
             carry: 1,
             next: 0,
         }
+    }
+
+    /// Starts over on `text`, with the same class and `min_len` (no
+    /// 800-byte edge array to clear, as a new one would).
+    pub(super) fn reset(&mut self, text: &'a [u8]) {
+        (self.text, self.taken, self.len, self.carry, self.next) = (text, 0, 0, 1, 0);
     }
 
     /// The text being split.
@@ -145,7 +170,7 @@ impl<'a> AsciiTokens<'a> {
                 }
                 return;
             };
-            let separators = match rest.first_chunk::<64>() {
+            let mut separators = match rest.first_chunk::<64>() {
                 Some(block) => self.class.mask(block),
                 None => {
                     // The tail, padded with separators: a token running to
@@ -155,6 +180,17 @@ impl<'a> AsciiTokens<'a> {
                     self.class.mask(&block)
                 }
             };
+            if self.pairs {
+                // A byte between two separators is one too. (`carry` may
+                // already count such a byte as a separator: then the byte
+                // after it is one anyway. After the text comes one.)
+                let next = rest
+                    .get(64)
+                    .map_or(1, |&b| u64::from(self.class.is_separator(b)));
+                let before = (separators << 1) | self.carry;
+                let after = (separators >> 1) | (next << 63);
+                separators |= before & after;
+            }
             let mut edges = separators ^ ((separators << 1) | self.carry);
             self.carry = separators >> 63;
             let count = edges.count_ones() as usize;

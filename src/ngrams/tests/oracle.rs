@@ -209,13 +209,15 @@ proptest::proptest! {
         class in proptest::sample::select(vec![
             scan::ByteClass::Whitespace, scan::ByteClass::NonWord, scan::ByteClass::PythonSpace,
         ]),
+        min_len in 1usize..=2,
     ) {
         let mut buffer = vec![b'#'; offset];
         buffer.extend_from_slice(&doc);
         let doc = &buffer[offset..];
-        let got: Vec<&[u8]> = scan::AsciiTokens::new(doc, class).map(|(s, e)| &doc[s..e]).collect();
+        let got: Vec<&[u8]> =
+            scan::AsciiTokens::new(doc, class, min_len).map(|(s, e)| &doc[s..e]).collect();
         let want: Vec<&[u8]> =
-            doc.split(|&b| class.is_separator(b)).filter(|t| !t.is_empty()).collect();
+            doc.split(|&b| class.is_separator(b)).filter(|t| t.len() >= min_len).collect();
         proptest::prop_assert_eq!(got, want);
     }
 }
