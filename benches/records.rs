@@ -152,14 +152,19 @@ fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) 
     }
     // Slack, so the lanes may read 16 bytes from any n-gram.
     grams.resize(grams.len() + 16, 0);
+    // As the kernels reduce a hash: a mask when the count is a power of 2.
     let num_buckets = hasher.config().num_buckets;
+    let reduce = |h: u64| match num_buckets.is_power_of_two() {
+        true => h & (num_buckets - 1),
+        false => h % num_buckets,
+    };
     let lanes = hasher.config().hash == HashFamily::Fingerprint64 && Fingerprint64Batch::pays();
     let hash = |lanes: bool| {
         best_of(repeat, || {
             let mut ids: Vec<i64> = Vec::new();
             let mut lane_batch = Fingerprint64Batch::new();
             let take = |batch: &mut Fingerprint64Batch, ids: &mut Vec<i64>| {
-                ids.extend(batch.hashes().iter().map(|h| (h % num_buckets) as i64));
+                ids.extend(batch.hashes().iter().map(|h| reduce(*h) as i64));
             };
             let (mut first, mut start) = (0, 0);
             for &batch_end in &batch_ends {

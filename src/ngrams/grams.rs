@@ -927,6 +927,9 @@ pub(super) fn next_char_lossy(bytes: &[u8]) -> (char, usize) {
     )
 }
 
+/// U+FFFD in UTF-8, and a byte of slack.
+const REPLACEMENT: [u8; 4] = [0xef, 0xbf, 0xbd, 0];
+
 /// [`next_char_lossy`] of a window of 4 bytes (the document goes on past
 /// any character that starts it), with no branch on the bytes: the
 /// character's UTF-8 (U+FFFD's where the window does not start with valid
@@ -1042,6 +1045,26 @@ pub(super) fn lossy_char_count(doc: &[u8]) -> usize {
     count
 }
 
+/// The 8 bytes of `doc` at `at` (if there are 8), and how many of them
+/// from the first are a character of their own when none before continues
+/// into them: ASCII, or U+FFFD because no byte that could lead (0xC0 and
+/// up) is followed by a continuation byte (0x80-0xBF). In a compressed
+/// file most bytes are such, and each is 1 or 3 bytes of UTF-8 with
+/// nothing to decode.
+#[inline]
+fn single_byte_chars(doc: &[u8], at: usize) -> Option<(&[u8; 8], usize)> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let word = doc.get(at..)?.first_chunk::<8>()?;
+    let bits = u64::from_le_bytes(*word);
+    let next = u64::from(doc.get(at + 8).copied().unwrap_or(0));
+    let following = (bits >> 8) | (next << 56);
+    // High bit set where a byte is 0b11xx_xxxx, and where the byte after
+    // it is 0b10xx_xxxx.
+    let leads = bits & (bits << 1) & HIGH;
+    let continued = following & !(following << 1) & HIGH;
+    Some((word, ((leads & continued).trailing_zeros() / 8) as usize))
+}
+
 /// The 8 bytes of `doc` at `at`, if there are 8 and all are ASCII.
 #[inline]
 fn ascii_word(doc: &[u8], at: usize) -> Option<&[u8]> {
@@ -1117,6 +1140,12 @@ impl CharStarts {
     #[inline(always)]
     fn next_starts(self) -> usize {
         !self.0 & 1
+    }
+
+    /// Whether no byte read continues into the bytes to come.
+    #[inline(always)]
+    fn is_clear(self) -> bool {
+        self.0 == 0
     }
 
     /// Moves past a byte where [`decode_lossy`] read `read` bytes (1-4).
@@ -1198,6 +1227,28 @@ pub(super) fn char_ngrams(
                     *start = pos + i;
                 }
                 (at, pos, k, char_starts) = (at + 8, pos + 8, k + 8, CharStarts::default());
+                continue;
+            }
+            // Characters of one byte each, ASCII or U+FFFD: all eight
+            // written, without a branch, and those up to the first byte
+            // that may lead a longer one kept (the rest are written over).
+            if let Some((word, singles)) = single_byte_chars(doc, at)
+                .filter(|&(_, singles)| singles > 0 && char_starts.is_clear())
+            {
+                let (mut out, mut kept) = (pos, pos);
+                for (i, &b) in word.iter().enumerate() {
+                    let high = usize::from(b >> 7);
+                    let utf8 = [b, 0, 0, 0];
+                    text[out..out + 4].copy_from_slice(if high == 1 {
+                        &REPLACEMENT
+                    } else {
+                        &utf8
+                    });
+                    starts[k + i] = out;
+                    out += 1 + 2 * high;
+                    kept = if i < singles { out } else { kept };
+                }
+                (at, pos, k) = (at + singles, kept, k + singles);
                 continue;
             }
             let (utf8, read, written, _) = decode_lossy(window(doc, at));
