@@ -1142,12 +1142,6 @@ impl CharStarts {
         !self.0 & 1
     }
 
-    /// Whether no byte read continues into the bytes to come.
-    #[inline(always)]
-    fn is_clear(self) -> bool {
-        self.0 == 0
-    }
-
     /// Moves past a byte where [`decode_lossy`] read `read` bytes (1-4).
     /// (Called after the byte's writes: moved before them, as one call
     /// with `next_starts`, it made `char_ngrams` on compressed files 1.5x
@@ -1161,8 +1155,8 @@ impl CharStarts {
 /// Character n-grams of a document that is not ASCII (the `char`
 /// tokenizer): each maximal invalid UTF-8 subsequence is one U+FFFD, as
 /// `String::from_utf8_lossy` decodes it. The text is decoded a block at a
-/// time into `text` (a byte at a time by [`decode_lossy`],
-/// ASCII-lowercased on demand), with the start of each character in
+/// time into `text` (8 bytes a step, see the loop; ASCII-lowercased on
+/// demand), with the start of each character in
 /// `starts`; every n-gram is then a slice of `text`, as `byte_ngrams`' are
 /// of the document. Copying each character into a [`TokenBuffer`] as a
 /// token made binaries and compressed files (mostly invalid UTF-8, and
@@ -1203,17 +1197,16 @@ pub(super) fn char_ngrams(
         *emitted = starts.len();
         ControlFlow::Continue(())
     };
-    // Each byte is decoded on its own ([`decode_lossy`], [`CharStarts`]),
-    // and only a character's first byte writes (`text` and `starts` move
-    // on), with no branch on the bytes and no chain from one character's
-    // length to the next load.
+    // In the last 7 bytes, each byte is decoded on its own
+    // ([`decode_lossy`], [`CharStarts`]) and only a character's first byte
+    // writes (`text` and `starts` move on), with no branch on the bytes.
     let mut char_starts = CharStarts::default();
     let mut at = 0;
     while at < doc.len() {
         // About a block. The buffers are sized for the worst case first (3
-        // bytes of U+FFFD per input byte, and a step's overshoot: 8 ASCII
-        // bytes or a 4-byte write), then cut to what was written, so the
-        // loop only indexes.
+        // bytes of U+FFFD per input byte, and what a step started before
+        // `stop` writes: up to 28 bytes and 9 starts), then cut to what was
+        // written, so the loop only indexes.
         let stop = doc.len().min(at + CHAR_BLOCK);
         let (base, first) = (text.len(), starts.len());
         text.resize(base + 3 * (stop - at) + 32, 0);
@@ -1229,12 +1222,13 @@ pub(super) fn char_ngrams(
                 (at, pos, k, char_starts) = (at + 8, pos + 8, k + 8, CharStarts::default());
                 continue;
             }
-            // Characters of one byte each, ASCII or U+FFFD: all eight
-            // written, without a branch, and those up to the first byte
-            // that may lead a longer one kept (the rest are written over).
-            if let Some((word, singles)) = single_byte_chars(doc, at)
-                .filter(|&(_, singles)| singles > 0 && char_starts.is_clear())
-            {
+            // A step: the characters of one byte (ASCII or U+FFFD) up to
+            // the first byte that may lead a longer one (all eight written,
+            // without a branch; those after it are written over), then the
+            // character there, decoded. Each step ends where a character
+            // does, and which path a step takes does not hang on the bytes:
+            // a branch between the two mispredicted every few bytes.
+            if let Some((word, singles)) = single_byte_chars(doc, at) {
                 let (mut out, mut kept) = (pos, pos);
                 for (i, &b) in word.iter().enumerate() {
                     let high = usize::from(b >> 7);
@@ -1248,9 +1242,18 @@ pub(super) fn char_ngrams(
                     out += 1 + 2 * high;
                     kept = if i < singles { out } else { kept };
                 }
-                (at, pos, k) = (at + singles, kept, k + singles);
+                // The character after them, if the document goes on.
+                let next = at + singles;
+                let more = usize::from(next < doc.len());
+                let (utf8, read, written, _) = decode_lossy(window(doc, next));
+                text[kept..kept + 4].copy_from_slice(&utf8);
+                starts[k + singles] = kept;
+                pos = kept + (written & more.wrapping_neg());
+                k += singles + more;
+                at = next + (read & more.wrapping_neg());
                 continue;
             }
+            // The last 7 bytes or fewer.
             let (utf8, read, written, _) = decode_lossy(window(doc, at));
             let starts_char = char_starts.next_starts();
             text[pos..pos + 4].copy_from_slice(&utf8);
