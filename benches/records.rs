@@ -18,14 +18,15 @@
 //! the first width, nothing else (`for_each_gram`, each n-gram's length
 //! summed; the other widths' n-grams are slices of the same tokens), and
 //! `hash_seconds`, hashing every n-gram, found beforehand (not timed),
-//! into ids, in batches as above: the faster of one at a time and, for
-//! Fingerprint64 where the CPU has AVX-512, in vector lanes (as the kernels
-//! hash them). The ids cost at least the slower of the two floors, and
+//! into ids, in batches as above: the faster of one at a time and the
+//! kernels' other way where it applies (Fingerprint64 in AVX-512 lanes;
+//! MurmurHash3 of short word or character n-grams with no branch on the
+//! length). The ids cost at least the slower of the two floors, and
 //! about their sum.
 
 use rustfx::extractor::{Extractor, RowExtractor};
-use rustfx::hashing::Fingerprint64Batch;
-use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, SparseRow};
+use rustfx::hashing::{murmur3_x86_32_short, Fingerprint64Batch};
+use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, SparseRow, Tokenizer};
 use rustfx::spec::FeatureSpec;
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -158,8 +159,16 @@ fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) 
         true => h & (num_buckets - 1),
         false => h % num_buckets,
     };
-    let lanes = hasher.config().hash == HashFamily::Fingerprint64 && Fingerprint64Batch::pays();
-    let hash = |lanes: bool| {
+    // The kernels' other ways, where they apply: Fingerprint64 in AVX-512
+    // lanes; MurmurHash3 of n-grams of up to 16 bytes of words or
+    // characters with no branch on the length.
+    let config = hasher.config();
+    let lanes = config.hash == HashFamily::Fingerprint64 && Fingerprint64Batch::pays();
+    let short_murmur3 = config.hash == HashFamily::Murmur3
+        && !matches!(config.tokenizer, Tokenizer::Byte | Tokenizer::Char);
+    let hash = |fast: bool| {
+        let lanes = lanes && fast;
+        let short_murmur3 = short_murmur3 && fast;
         best_of(repeat, || {
             let mut ids: Vec<i64> = Vec::new();
             let mut lane_batch = Fingerprint64Batch::new();
@@ -170,7 +179,11 @@ fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) 
             for &batch_end in &batch_ends {
                 ids.clear();
                 for &end in &ends[first..batch_end] {
-                    if !lanes {
+                    let head = grams[start..].first_chunk::<16>();
+                    if let Some(head) = head.filter(|_| short_murmur3 && end - start <= 16) {
+                        let h = murmur3_x86_32_short(head, end - start, 0) as i32;
+                        ids.push(reduce(u64::from(h.unsigned_abs())) as i64);
+                    } else if !lanes {
                         ids.push(hasher.bucket(&grams[start..end]).index as i64);
                     } else {
                         if lane_batch.is_full() {
@@ -186,7 +199,7 @@ fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) 
             }
         })
     };
-    let hash = match lanes {
+    let hash = match lanes || short_murmur3 {
         true => hash(false).min(hash(true)),
         false => hash(false),
     };
