@@ -1114,7 +1114,7 @@ fn first_valid_run_beyond_ascii(doc: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// The 4 bytes of `doc` from `at` (`at < doc.len()`) for [`decode_lossy`],
+/// The 4 bytes of `doc` from `at` for [`decode_lossy`],
 /// zeros past the end (they continue nothing).
 #[inline]
 fn window(doc: &[u8], at: usize) -> [u8; 4] {
