@@ -27,7 +27,9 @@
 //! a time into a buffer its n-grams are slices of (`char_ngrams`);
 //! `sklearn_char_wb` forms its n-grams inside each word.
 
-use super::scan::{ascii_lowercase_chunk, non_ascii_masks, AsciiTokens, ByteClass, Chunk, CHUNK};
+use super::scan::{
+    ascii_lowercase_chunk, non_ascii_masks, padded_block, AsciiTokens, ByteClass, Chunk, CHUNK,
+};
 use super::MAX_NGRAM_WIDTH;
 use crate::unicode_classes::{
     is_final_sigma, is_python_space, is_python_word, python_lower, python_str_lower, CAPITAL_SIGMA,
@@ -961,7 +963,6 @@ pub(super) fn decode_lossy(window: [u8; 4]) -> ([u8; 4], usize, usize, bool) {
         table
     }
     static LEADS: [(bool, u8, u8, u8); 256] = lead_table();
-    const REPLACEMENT: u32 = u32::from_le_bytes([0xef, 0xbf, 0xbd, 0]);
     let [lead, b1, b2, b3] = window;
     let (leads, needed, low, span) = LEADS[usize::from(lead)];
     // Bitwise, not short-circuit: no branch to mispredict.
@@ -971,7 +972,7 @@ pub(super) fn decode_lossy(window: [u8; 4]) -> ([u8; 4], usize, usize, bool) {
     let got = (c1 + c2 + c3).min(u32::from(needed));
     let valid = u32::from(leads & (got == u32::from(needed)));
     let keep = valid.wrapping_neg();
-    let utf8 = (u32::from_le_bytes(window) & keep) | (REPLACEMENT & !keep);
+    let utf8 = (u32::from_le_bytes(window) & keep) | (u32::from_le_bytes(REPLACEMENT) & !keep);
     let written = 3 ^ ((3 ^ (got + 1)) & keep);
     (
         utf8.to_le_bytes(),
@@ -1028,22 +1029,24 @@ const CHAR_BLOCK: usize = if cfg!(test) { 61 } else { 4096 };
 
 /// How many characters [`char_ngrams`] finds in `doc`: those of
 /// `String::from_utf8_lossy(doc)`, a U+FFFD for each maximal invalid
-/// sequence. Decoded as [`char_ngrams`] decodes (`Utf8Chunks` stops at
-/// every invalid byte, and a compressed file has one every few bytes).
+/// sequence. Decoded in the steps of [`char_ngrams`] (`Utf8Chunks` stops
+/// at every invalid byte, and a compressed file has one every few bytes).
 pub(super) fn lossy_char_count(doc: &[u8]) -> usize {
-    let (mut at, mut count, mut char_starts) = (0, 0, CharStarts::default());
+    let (mut at, mut count) = (0, 0);
     while at < doc.len() {
-        if ascii_word(doc, at).is_some() {
-            (at, count, char_starts) = (at + 8, count + 8, CharStarts::default());
-            continue;
+        // Characters of one byte, then one decoded.
+        let singles = single_byte_chars(doc, at).map_or(0, |(_, singles)| singles);
+        (at, count) = (at + singles, count + singles);
+        if at < doc.len() {
+            let (_, read, _, _) = decode_lossy(window(doc, at));
+            (at, count) = (at + read, count + 1);
         }
-        let (_, read, _, _) = decode_lossy(window(doc, at));
-        count += char_starts.next_starts();
-        char_starts.advance(read);
-        at += 1;
     }
     count
 }
+
+/// The high bit of each of 8 bytes.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// The 8 bytes of `doc` at `at` (if there are 8), and how many of them
 /// from the first are a character of their own when none before continues
@@ -1053,24 +1056,22 @@ pub(super) fn lossy_char_count(doc: &[u8]) -> usize {
 /// nothing to decode.
 #[inline]
 fn single_byte_chars(doc: &[u8], at: usize) -> Option<(&[u8; 8], usize)> {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let word = doc.get(at..)?.first_chunk::<8>()?;
     let bits = u64::from_le_bytes(*word);
     let next = u64::from(doc.get(at + 8).copied().unwrap_or(0));
     let following = (bits >> 8) | (next << 56);
     // High bit set where a byte is 0b11xx_xxxx, and where the byte after
     // it is 0b10xx_xxxx.
-    let leads = bits & (bits << 1) & HIGH;
-    let continued = following & !(following << 1) & HIGH;
+    let leads = bits & (bits << 1) & HIGH_BITS;
+    let continued = following & !(following << 1) & HIGH_BITS;
     Some((word, ((leads & continued).trailing_zeros() / 8) as usize))
 }
 
 /// The 8 bytes of `doc` at `at`, if there are 8 and all are ASCII.
 #[inline]
 fn ascii_word(doc: &[u8], at: usize) -> Option<&[u8]> {
-    doc.get(at..at + 8).filter(|word| {
-        u64::from_le_bytes((*word).try_into().expect("8 bytes")) & 0x8080_8080_8080_8080 == 0
-    })
+    doc.get(at..at + 8)
+        .filter(|word| u64::from_le_bytes((*word).try_into().expect("8 bytes")) & HIGH_BITS == 0)
 }
 
 /// Where the valid run around the first valid character beyond ASCII
@@ -1088,11 +1089,7 @@ fn first_valid_run_beyond_ascii(doc: &[u8], from: usize) -> Option<usize> {
         let rest = &doc[at..];
         let (non_ascii, mut leads) = match rest.first_chunk::<64>() {
             Some(block) => non_ascii_masks(block),
-            None => {
-                let mut block = [0; 64];
-                block[..rest.len()].copy_from_slice(rest);
-                non_ascii_masks(&block)
-            }
+            None => non_ascii_masks(&padded_block(rest, 0)),
         };
         while leads != 0 {
             let lead = leads.trailing_zeros();
@@ -1121,34 +1118,6 @@ fn window(doc: &[u8], at: usize) -> [u8; 4] {
     match doc.get(at..at + 4) {
         Some(window) => window.try_into().expect("4 bytes"),
         None => std::array::from_fn(|i| doc.get(at + i).copied().unwrap_or(0)),
-    }
-}
-
-/// Which bytes start a character of the lossy decoding, read a byte at a
-/// time: where a character starts does not hang on the characters before
-/// it beyond 3 bytes. A byte belongs to the character before it when a
-/// lead 1-3 bytes back has that many continuations, so every byte can be
-/// decoded on its own ([`decode_lossy`]) with no chain from one
-/// character's length to the next load. Bit i: the byte i places on
-/// continues a character begun before it. After ASCII bytes, the default.
-#[derive(Clone, Copy, Debug, Default)]
-struct CharStarts(usize);
-
-impl CharStarts {
-    /// 1 when the next byte starts a character, else 0 (a number that
-    /// callers mask with).
-    #[inline(always)]
-    fn next_starts(self) -> usize {
-        !self.0 & 1
-    }
-
-    /// Moves past a byte where [`decode_lossy`] read `read` bytes (1-4).
-    /// (Called after the byte's writes: moved before them, as one call
-    /// with `next_starts`, it made `char_ngrams` on compressed files 1.5x
-    /// slower.)
-    #[inline(always)]
-    fn advance(&mut self, read: usize) {
-        self.0 = (self.0 >> 1) | ((1 << (read - 1)) - 1);
     }
 }
 
@@ -1197,10 +1166,6 @@ pub(super) fn char_ngrams(
         *emitted = starts.len();
         ControlFlow::Continue(())
     };
-    // In the last 7 bytes, each byte is decoded on its own
-    // ([`decode_lossy`], [`CharStarts`]) and only a character's first byte
-    // writes (`text` and `starts` move on), with no branch on the bytes.
-    let mut char_starts = CharStarts::default();
     let mut at = 0;
     while at < doc.len() {
         // About a block. The buffers are sized for the worst case first (3
@@ -1219,7 +1184,7 @@ pub(super) fn char_ngrams(
                 for (i, start) in starts[k..k + 8].iter_mut().enumerate() {
                     *start = pos + i;
                 }
-                (at, pos, k, char_starts) = (at + 8, pos + 8, k + 8, CharStarts::default());
+                (at, pos, k) = (at + 8, pos + 8, k + 8);
                 continue;
             }
             // A step: the characters of one byte (ASCII or U+FFFD) up to
@@ -1253,15 +1218,12 @@ pub(super) fn char_ngrams(
                 at = next + (read & more.wrapping_neg());
                 continue;
             }
-            // The last 7 bytes or fewer.
+            // The last 7 bytes or fewer, a character at a time (a step
+            // ends where a character does).
             let (utf8, read, written, _) = decode_lossy(window(doc, at));
-            let starts_char = char_starts.next_starts();
             text[pos..pos + 4].copy_from_slice(&utf8);
             starts[k] = pos;
-            pos += written & starts_char.wrapping_neg();
-            k += starts_char;
-            char_starts.advance(read);
-            at += 1;
+            (at, pos, k) = (at + read, pos + written, k + 1);
         }
         text.truncate(pos);
         starts.truncate(k);

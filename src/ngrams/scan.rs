@@ -75,6 +75,14 @@ fn mask_of(block: &[u8; 64], is_set: impl Fn(u8) -> bool) -> u64 {
     mask
 }
 
+/// `rest` (shorter than 64 bytes), then `pad`: the last block of a text.
+#[inline]
+pub(super) fn padded_block(rest: &[u8], pad: u8) -> [u8; 64] {
+    let mut block = [pad; 64];
+    block[..rest.len()].copy_from_slice(rest);
+    block
+}
+
 /// Bits of `block`'s bytes beyond ASCII, and of those that can lead a
 /// UTF-8 character of 2-4 bytes (0xC2..=0xF4). Zeros after the document
 /// are neither.
@@ -172,13 +180,9 @@ impl<'a> AsciiTokens<'a> {
             };
             let mut separators = match rest.first_chunk::<64>() {
                 Some(block) => self.class.mask(block),
-                None => {
-                    // The tail, padded with separators: a token running to
-                    // the end of the text gets its end edge at `text.len()`.
-                    let mut block = [b' '; 64];
-                    block[..rest.len()].copy_from_slice(rest);
-                    self.class.mask(&block)
-                }
+                // The tail, padded with separators: a token running to the
+                // end of the text gets its end edge at `text.len()`.
+                None => self.class.mask(&padded_block(rest, b' ')),
             };
             if self.pairs {
                 // A byte between two separators is one too. (`carry` may
