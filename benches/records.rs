@@ -25,8 +25,8 @@
 //! about their sum.
 
 use rustfx::extractor::{Extractor, RowExtractor};
-use rustfx::hashing::{murmur3_x86_32_short, Fingerprint64Batch};
-use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, SparseRow, Tokenizer};
+use rustfx::hashing::Fingerprint64Batch;
+use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, SparseRow};
 use rustfx::spec::FeatureSpec;
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -160,12 +160,10 @@ fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) 
         false => h % num_buckets,
     };
     // The kernels' other ways, where they apply: Fingerprint64 in AVX-512
-    // lanes; MurmurHash3 of n-grams of up to 16 bytes of words or
-    // characters with no branch on the length.
-    let config = hasher.config();
-    let lanes = config.hash == HashFamily::Fingerprint64 && Fingerprint64Batch::pays();
-    let short_murmur3 = config.hash == HashFamily::Murmur3
-        && !matches!(config.tokenizer, Tokenizer::Byte | Tokenizer::Char);
+    // lanes; MurmurHash3 as `bucket_padded` finds it (short n-grams of
+    // words or characters with no branch on the length).
+    let lanes = hasher.config().hash == HashFamily::Fingerprint64 && Fingerprint64Batch::pays();
+    let padded = hasher.config().hash == HashFamily::Murmur3;
     // Each way in a loop of its own, so none pays for the others' tests.
     let hash = |fast: bool| {
         best_of(repeat, || {
@@ -184,16 +182,9 @@ fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) 
                         start = end;
                     }
                     ids.extend(lane_batch.hashes().iter().map(|&h| reduce(h) as i64));
-                } else if fast && short_murmur3 {
+                } else if fast && padded {
                     for &end in batch {
-                        let id = match grams[start..].first_chunk::<16>() {
-                            Some(head) if end - start <= 16 => {
-                                let h = murmur3_x86_32_short(head, end - start, 0) as i32;
-                                reduce(u64::from(h.unsigned_abs()))
-                            }
-                            _ => hasher.bucket(&grams[start..end]).index,
-                        };
-                        ids.push(id as i64);
+                        ids.push(hasher.bucket_padded(&grams[start..], end - start).index as i64);
                         start = end;
                     }
                 } else {
@@ -207,7 +198,7 @@ fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) 
             }
         })
     };
-    let hash = match lanes || short_murmur3 {
+    let hash = match lanes || padded {
         true => hash(false).min(hash(true)),
         false => hash(false),
     };

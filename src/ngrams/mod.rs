@@ -325,6 +325,14 @@ impl NgramHasher {
         }
     }
 
+    /// [`bucket`](Self::bucket) of `padded[..len]` (all of `padded` if
+    /// shorter), hashed as the extractors hash an n-gram with the bytes
+    /// after it in its buffer: the same bucket, found without a branch on
+    /// the length where the hash and the padding allow (see `gram_bucket`).
+    pub fn bucket_padded(&self, padded: &[u8], len: usize) -> Bucket {
+        self.gram_bucket(Gram::new(padded, len.min(padded.len())))
+    }
+
     /// [`bucket`](Self::bucket) of a [`Gram`]. With MurmurHash3, a short
     /// n-gram of words or characters, whose lengths vary from one to the
     /// next, takes the hash with no branch on the length (which its
