@@ -1,25 +1,26 @@
 //! From a document to its n-grams, streaming: tokens (or characters) are
-//! produced as they are found and each n-gram is emitted as soon as its last
-//! token is known, so no token list and no lowercased copy of the document
+//! produced as they are found and n-grams are emitted a block of tokens
+//! later, so no list of a document's tokens and no lowercased copy of it
 //! is ever built.
 //!
 //! Token n-grams (joined with " ") and character n-grams (joined with
 //! nothing) share one mechanism: a [`TokenSource`] appends each token's
 //! bytes (lowercased on the way when asked) and the joiner to a
-//! [`TokenBuffer`], which keeps only the last few tokens. Every n-gram
-//! ending at the newest token is then a slice of that buffer, so each token
-//! is copied once, whatever the widths, and a joined n-gram's bytes are by
-//! construction those of the lowercased text. A short token is copied as
-//! one 16-byte chunk, lowercased in a vector register, with no
+//! [`TokenBuffer`], which keeps the tokens of a block (and the few before
+//! it). Every n-gram ending in the block is then a slice of that buffer, so
+//! each token is copied once, whatever the widths, and a joined n-gram's
+//! bytes are by construction those of the lowercased text. A short token
+//! is copied as one 16-byte chunk, lowercased in a vector register, with no
 //! branch on its content: whether a token is followed by exactly one space
 //! (so that the n-gram is already a slice of the text), or has an uppercase
 //! letter, is a coin toss in real text, and a mispredicted branch costs more
 //! than the copy.
 //!
-//! [`TokenBuffer::emit_windows`] emits, at each token, the n-grams of the
-//! given widths that end there: called once per width it gives
+//! [`TokenBuffer::emit_windows`] emits the n-grams of the given widths
+//! block by block, width by width: called once per width it gives
 //! `tf.strings.ngrams`' order (all n-grams of the first width, then the
-//! next), called once with every width it gives them all in one pass.
+//! next), called once with every width it gives them all in one pass,
+//! grouped by width (and, for a document of one block, in that order).
 //!
 //! Bytes and the ASCII cases of `char` and `sklearn_char`, where characters
 //! are bytes, have their own block-at-a-time paths (`byte_ngrams`,
@@ -36,15 +37,19 @@ use crate::unicode_classes::{
 };
 use std::ops::ControlFlow;
 
-/// Tokens whose n-grams are emitted this many tokens late: by then the
-/// bytes just stored for them have reached the cache, so a hash loading
-/// them does not stall on store forwarding (a load that spans the last
-/// token's chunk store and its joiner's byte store waits for both).
-const EMIT_LAG: usize = 4;
+/// Tokens whose start is remembered: a block's, and room for the widest
+/// n-gram's twice (a power of two, so the slot of token `k` is `k % RING`).
+pub(super) const RING: usize = if cfg!(test) { 256 } else { 1024 };
 
-/// Tokens whose start is remembered: the widest n-gram's worth, plus the
-/// lag (a power of two, so the slot of token `k` is `k % RING`).
-const RING: usize = 2 * MAX_NGRAM_WIDTH;
+/// Tokens stored before their n-grams are emitted (see
+/// [`TokenBuffer::emit_windows`]). (Tests' documents are short: a small
+/// block there sends them both ways.)
+const BLOCK: usize = RING - 2 * MAX_NGRAM_WIDTH;
+
+/// The longest document whose tokens fit in one block (each takes a byte
+/// at least): its n-grams of several widths come in output order from one
+/// pass over its tokens.
+pub(super) const SHORT_DOC: usize = BLOCK;
 
 /// An n-gram: the first `len` bytes of `padded`, which may run on past
 /// it (the bytes after an n-gram in its buffer), so that a hash can load
@@ -145,13 +150,13 @@ impl TokenBuffer {
     }
 
     /// Empties the buffer for a stream of tokens joined with `joiner`, whose
-    /// n-grams are at most `widest` wide and emitted `EMIT_LAG` tokens late.
+    /// n-grams are at most `widest` wide and emitted a block at a time.
     fn reset(&mut self, joiner: Option<u8>, widest: usize) {
         self.len = 0;
         self.base = 0;
         self.joiner = joiner;
         self.count = 0;
-        self.keep_tokens = widest.clamp(1, MAX_NGRAM_WIDTH) + EMIT_LAG;
+        self.keep_tokens = widest.clamp(1, MAX_NGRAM_WIDTH) + BLOCK;
     }
 
     /// The stream position after the last byte.
@@ -248,10 +253,18 @@ impl TokenBuffer {
         }
     }
 
-    /// Emits, at each token of `source`, the n-grams of every width in
-    /// `widths` (each in `1..=`[`MAX_NGRAM_WIDTH`]) that end at it, tokens
-    /// joined with `joiner`; `f` gets the position of the width in `widths`
-    /// too.
+    /// Emits the n-grams of every width in `widths` (each in
+    /// `1..=`[`MAX_NGRAM_WIDTH`]) of the tokens of `source` joined with
+    /// `joiner`, in one pass. Tokens are stored a block at a time, then the
+    /// n-grams that end in the block are emitted width by width, each
+    /// tagged with its width's position in `widths`: grouped by width, the
+    /// output order. A document whose tokens fit in one block (one of at
+    /// most [`SHORT_DOC`] bytes) gets them all in output order, in group 0:
+    /// for a batch of short records (log lines, URLs) the ids go where they
+    /// belong, with no second copy to order them. By the time an n-gram is
+    /// hashed, the bytes just stored for its tokens have mostly reached the
+    /// cache (a load spanning a token's chunk store and its joiner's byte
+    /// store stalls until both have).
     pub(super) fn emit_windows<S: TokenSource>(
         &mut self,
         joiner: Option<u8>,
@@ -260,38 +273,44 @@ impl TokenBuffer {
         f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         self.reset(joiner, widths.iter().copied().max().unwrap_or(1));
-        while source.next_token(self) {
-            if let Some(token) = self.count.checked_sub(1 + EMIT_LAG) {
-                self.emit_at(token, widths, f)?;
+        let joiner_len = usize::from(joiner.is_some());
+        // Tokens whose n-grams have been emitted.
+        let mut emitted = 0;
+        loop {
+            let mut more = true;
+            while self.count - emitted < BLOCK {
+                if !source.next_token(self) {
+                    more = false;
+                    break;
+                }
             }
-        }
-        for token in self.count.saturating_sub(EMIT_LAG)..self.count {
-            self.emit_at(token, widths, f)?;
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// Emits the n-grams that end at token `token` (one of the kept ones).
-    #[inline(always)]
-    fn emit_at(
-        &self,
-        token: usize,
-        widths: &[usize],
-        f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        // Where the next token starts (or the stream ends), less the joiner.
-        let next = if token + 1 < self.count {
-            self.starts[(token + 1) % RING]
-        } else {
-            self.end()
-        };
-        let end = next - usize::from(self.joiner.is_some());
-        for (k, &width) in widths.iter().enumerate() {
-            if let Some(first) = (token + 1).checked_sub(width) {
-                f(k, self.window(first, end))?;
+            let in_order = emitted == 0 && !more;
+            let count = self.count;
+            // The next token starts where the bytes end (`room` will store
+            // the same): each n-gram ends a joiner before it.
+            self.starts[count % RING] = self.end();
+            if in_order {
+                // A loop of its own, the group a constant: short records
+                // ran 5-8% faster than through the general loop below.
+                for &width in widths {
+                    for first in 0..(count + 1).saturating_sub(width) {
+                        let end = self.starts[(first + width) % RING] - joiner_len;
+                        f(0, self.window(first, end))?;
+                    }
+                }
+                return ControlFlow::Continue(());
             }
+            for (k, &width) in widths.iter().enumerate() {
+                for last in emitted.max(width.saturating_sub(1))..count {
+                    let end = self.starts[(last + 1) % RING] - joiner_len;
+                    f(k, self.window(last + 1 - width, end))?;
+                }
+            }
+            if !more {
+                return ControlFlow::Continue(());
+            }
+            emitted = count;
         }
-        ControlFlow::Continue(())
     }
 }
 

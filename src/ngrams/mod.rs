@@ -54,7 +54,7 @@ use crate::{Error, ErrorKind, Result};
 use count::normalize_dense;
 use grams::{
     ascii_collapsed_ngrams, byte_ngrams, char_ngrams, char_wb_ngrams, lossy_char_count, AsciiWords,
-    Gram, PythonChars, SklearnWords, TokenBuffer, TokenSource,
+    Gram, PythonChars, SklearnWords, TokenBuffer, TokenSource, SHORT_DOC,
 };
 use scan::ByteClass;
 use std::cell::{Cell, RefCell};
@@ -262,7 +262,8 @@ enum Order {
     /// One pass over the tokens for all widths, each n-gram tagged with a
     /// group: concatenating the groups, each in the order given, is the
     /// output order (the group of a token n-gram is its width's position in
-    /// `widths`; other tokenizers produce output order in group 0).
+    /// `widths`; other tokenizers, and the tokens of a short document,
+    /// produce output order in group 0).
     OnePass,
 }
 
@@ -406,7 +407,7 @@ impl NgramHasher {
             Tokenizer::SklearnWord if doc.is_ascii() => {
                 ascii_words(doc, ByteClass::NonWord, lowercase, 2, widths, order, f)
             }
-            Tokenizer::SklearnWord => joined(space, widths, order, f, || {
+            Tokenizer::SklearnWord => joined(space, doc.len(), widths, order, f, || {
                 SklearnWords::new(doc, lowercase)
             }),
             Tokenizer::SklearnChar if doc.is_ascii() => {
@@ -419,7 +420,7 @@ impl NgramHasher {
             }
             Tokenizer::SklearnChar => {
                 let text = String::from_utf8_lossy(doc);
-                joined(None, widths, order, f, || {
+                joined(None, doc.len(), widths, order, f, || {
                     PythonChars::new(&text, lowercase)
                 })
             }
@@ -431,46 +432,7 @@ impl NgramHasher {
 
     /// Appends the bucket id of every n-gram of `doc` to `ids`.
     pub fn ids(&self, doc: &[u8], ids: &mut Vec<i64>) {
-        // Room for a typical text's ids up front: growing from empty copies
-        // the row a dozen times, and in TF's threads the reallocations cost
-        // more than the copies (ragged word ids: +3-4% on one thread, 1.45x
-        // -> 1.83x on two). Capped: a longer document grows as before.
-        let typical = (doc.len() / TYPICAL_BYTES_PER_TOKEN + 1) * self.config.widths.len();
-        ids.reserve(typical.min(MAX_IDS_RESERVED));
-        if self.config.widths.len() == 1 {
-            let mut buckets = BucketStream::new(self, |_, bucket: Bucket| {
-                ids.push(bucket.index as i64);
-            });
-            let _ = self.grams(doc, Order::Output, &mut |_, gram| {
-                buckets.push(0, gram);
-                ControlFlow::Continue(())
-            });
-            buckets.finish();
-            return;
-        }
-        // One pass over the tokens: the first width's ids go straight to
-        // `ids`, the others wait in per-group buffers.
-        with_later_ids(|later| {
-            later.resize_with(self.config.widths.len() - 1, Vec::new);
-            let mut buckets = BucketStream::new(self, |group, bucket: Bucket| {
-                let id = bucket.index as i64;
-                match group.checked_sub(1).and_then(|g| later.get_mut(g)) {
-                    Some(buffer) => buffer.push(id),
-                    None => ids.push(id),
-                }
-            });
-            let _ = self.grams(doc, Order::OnePass, &mut |group, gram| {
-                buckets.push(group, gram);
-                ControlFlow::Continue(())
-            });
-            buckets.finish();
-            for buffer in later.iter_mut() {
-                ids.extend_from_slice(buffer);
-                buffer.clear();
-                // A huge document's buffers are not kept for the thread.
-                buffer.shrink_to(KEEP_LATER_IDS);
-            }
-        });
+        self.append_rows(std::slice::from_ref(&doc), ids, |_| ());
     }
 
     /// [`ids`](Self::ids) of each of `docs`, appended to `ids`, with
@@ -479,62 +441,49 @@ impl NgramHasher {
     /// (and hashing its last, partial batch) per document cost as much as
     /// the n-grams themselves.
     pub fn id_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, row_ends: &mut Vec<u64>) {
+        row_ends.reserve(docs.len());
+        self.append_rows(docs, ids, |end| row_ends.push(end));
+    }
+
+    /// The ids of `docs` appended to `ids`, calling `row_end(ids.len())`
+    /// after each document. Every width's n-grams come from one pass over
+    /// a document's tokens: a short document's in output order (straight
+    /// to `ids`), a longer one's grouped by width, the groups after the
+    /// first waiting in buffers until the document ends.
+    fn append_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, mut row_end: impl FnMut(u64)) {
+        // Room for a typical text's ids up front: growing from empty copies
+        // the row a dozen times, and in TF's threads the reallocations cost
+        // more than the copies (ragged word ids: +3-4% on one thread, 1.45x
+        // -> 1.83x on two). Capped: a longer batch grows as before.
         let bytes: usize = docs.iter().map(|doc| doc.len()).sum();
         let typical = (bytes / TYPICAL_BYTES_PER_TOKEN + docs.len()) * self.config.widths.len();
         ids.reserve(typical.min(MAX_IDS_RESERVED));
-        row_ends.reserve(docs.len());
-        let groups = self.config.widths.len();
-        if groups == 1 {
+        with_later_ids(|later| {
+            later.resize_with(self.config.widths.len() - 1, Vec::new);
+            // Every id pushed so far; each lands in `ids`, in order.
             let mut end = ids.len();
-            let mut buckets = BucketStream::new(self, |_, bucket: Bucket| {
-                ids.push(bucket.index as i64);
-            });
+            let mut buckets = BucketStream::new(self, RowIds::new(ids, later));
             for doc in docs {
-                let _ = self.grams(doc, Order::Output, &mut |_, gram| {
-                    buckets.push(0, gram);
-                    end += 1;
-                    ControlFlow::Continue(())
-                });
-                // The ids pushed so far: each lands in `ids`, in order.
-                row_ends.push(end as u64);
-            }
-            buckets.finish();
-            return;
-        }
-        // One pass over each document's tokens; each group's ids of the
-        // whole batch wait in their own buffer, then are laid out document
-        // by document, group by group (the order of `ids`).
-        with_later_ids(|by_group| {
-            by_group.resize_with(groups, Vec::new);
-            let mut pushed = vec![0usize; groups];
-            let mut doc_ends = Vec::with_capacity(docs.len() * groups);
-            let mut buckets = BucketStream::new(self, |group, bucket: Bucket| {
-                if let Some(buffer) = by_group.get_mut(group) {
-                    buffer.push(bucket.index as i64);
-                }
-            });
-            for doc in docs {
+                let mut waiting = false;
                 let _ = self.grams(doc, Order::OnePass, &mut |group, gram| {
                     buckets.push(group, gram);
-                    if let Some(count) = pushed.get_mut(group) {
-                        *count += 1;
-                    }
+                    end += 1;
+                    waiting |= group > 0;
                     ControlFlow::Continue(())
                 });
-                doc_ends.extend_from_slice(&pushed);
+                if waiting {
+                    if buckets.sink().appends_later() {
+                        // The last document's groups still wait: rare, as
+                        // it takes a long document of very few n-grams.
+                        buckets.flush();
+                    }
+                    buckets.sink().append_later_at(end);
+                }
+                row_end(end as u64);
             }
             buckets.finish();
-            let mut starts = vec![0usize; groups];
-            for doc in doc_ends.chunks_exact(groups) {
-                for ((buffer, start), &end) in by_group.iter().zip(&mut starts).zip(doc) {
-                    ids.extend_from_slice(buffer.get(*start..end).unwrap_or_default());
-                    *start = end;
-                }
-                row_ends.push(ids.len() as u64);
-            }
-            for buffer in by_group.iter_mut() {
-                buffer.clear();
-                // A huge batch's buffers are not kept for the thread.
+            for buffer in later.iter_mut() {
+                // A huge document's buffers are not kept for the thread.
                 buffer.shrink_to(KEEP_LATER_IDS);
             }
         });
@@ -956,18 +905,94 @@ impl NgramCounts {
 /// The most n-grams whose counts f32 sums hold exactly (2^24).
 const EXACT_F32_SUMS: usize = 1 << 24;
 
+/// Where a [`BucketStream`] hands its buckets, each with its n-gram's tag:
+/// any `FnMut(usize, Bucket)`, or a struct with more to do.
+trait BucketSink {
+    fn put(&mut self, tag: usize, bucket: Bucket);
+}
+
+impl<F: FnMut(usize, Bucket)> BucketSink for F {
+    #[inline(always)]
+    fn put(&mut self, tag: usize, bucket: Bucket) {
+        self(tag, bucket)
+    }
+}
+
+/// The ids of [`NgramHasher::append_rows`]: group 0's go straight to
+/// `ids`, the other groups' wait in `later` until the stream has handed out
+/// their document's last id. Appending them then, rather than flushing the
+/// stream at the end of the document, keeps one stream for a batch of
+/// files too (a partial batch hashed per file cost 5% on 6 KB files).
+struct RowIds<'a> {
+    ids: &'a mut Vec<i64>,
+    later: &'a mut Vec<Vec<i64>>,
+    /// Ids handed out, counted as `append_rows` counts the pushed ones.
+    handed: usize,
+    /// When `handed` reaches it, `later` is appended (`usize::MAX`: never).
+    append_at: usize,
+}
+
+impl<'a> RowIds<'a> {
+    fn new(ids: &'a mut Vec<i64>, later: &'a mut Vec<Vec<i64>>) -> Self {
+        let handed = ids.len();
+        RowIds {
+            ids,
+            later,
+            handed,
+            append_at: usize::MAX,
+        }
+    }
+
+    /// Whether groups wait to be appended.
+    fn appends_later(&self) -> bool {
+        self.append_at != usize::MAX
+    }
+
+    /// Appends the waiting groups once `end` ids have been handed out
+    /// (the end of their document), now if they have.
+    fn append_later_at(&mut self, end: usize) {
+        self.append_at = end;
+        if self.handed == end {
+            self.append_later();
+        }
+    }
+
+    fn append_later(&mut self) {
+        for buffer in self.later.iter_mut() {
+            self.ids.extend_from_slice(buffer);
+            buffer.clear();
+        }
+        self.append_at = usize::MAX;
+    }
+}
+
+impl BucketSink for RowIds<'_> {
+    #[inline(always)]
+    fn put(&mut self, group: usize, bucket: Bucket) {
+        let id = bucket.index as i64;
+        match group.checked_sub(1).and_then(|g| self.later.get_mut(g)) {
+            Some(buffer) => buffer.push(id),
+            None => self.ids.push(id),
+        }
+        self.handed += 1;
+        if self.handed == self.append_at {
+            self.append_later();
+        }
+    }
+}
+
 /// The buckets of a stream of n-grams, handed to `sink` in order, each
 /// with the tag it was pushed with. Fingerprint64 n-grams are hashed a
 /// batch at a time where that pays (see [`Fingerprint64Batch`]); any other
 /// hash, one at a time. [`finish`](Self::finish) hands out the rest.
-struct BucketStream<'h, S: FnMut(usize, Bucket)> {
+struct BucketStream<'h, S: BucketSink> {
     hasher: &'h NgramHasher,
     batch: Option<Fingerprint64Batch>,
     tags: [usize; FINGERPRINT64_BATCH],
     sink: S,
 }
 
-impl<'h, S: FnMut(usize, Bucket)> BucketStream<'h, S> {
+impl<'h, S: BucketSink> BucketStream<'h, S> {
     fn new(hasher: &'h NgramHasher, sink: S) -> Self {
         let batched = hasher.config.hash == HashFamily::Fingerprint64
             && Fingerprint64Batch::pays()
@@ -983,8 +1008,7 @@ impl<'h, S: FnMut(usize, Bucket)> BucketStream<'h, S> {
     #[inline(always)]
     fn push(&mut self, tag: usize, gram: Gram<'_>) {
         let Some(batch) = self.batch.as_mut() else {
-            (self.sink)(tag, self.hasher.gram_bucket(gram));
-            return;
+            return self.push_one(tag, gram);
         };
         self.tags[batch.len() % FINGERPRINT64_BATCH] = tag;
         batch.push(gram.padded(), gram.len());
@@ -993,14 +1017,27 @@ impl<'h, S: FnMut(usize, Bucket)> BucketStream<'h, S> {
         }
     }
 
+    /// Hashes `gram` now. Not inlined: the callers' closures stay small
+    /// enough to be inlined where the n-grams are formed (a call per
+    /// n-gram cost short records 20%).
+    #[inline(never)]
+    fn push_one(&mut self, tag: usize, gram: Gram<'_>) {
+        self.sink.put(tag, self.hasher.gram_bucket(gram));
+    }
+
     fn flush(&mut self) {
         if let Some(batch) = self.batch.as_mut() {
             let reduce = self.hasher.reduce;
             for (&hash, &tag) in batch.hashes().iter().zip(&self.tags) {
                 let index = reduce.apply64(hash);
-                (self.sink)(tag, Bucket { index, sign: 1 });
+                self.sink.put(tag, Bucket { index, sign: 1 });
             }
         }
+    }
+
+    /// The sink, for what it holds: flush first to see every bucket.
+    fn sink(&mut self) -> &mut S {
+        &mut self.sink
     }
 
     fn finish(mut self) {
@@ -1018,16 +1055,19 @@ fn forced_one_at_a_time() -> bool {
 
 /// n-grams of the tokens of `source()` joined with `joiner`: in output
 /// order, one pass per width (each pass a fresh source), or all widths in
-/// one pass, grouped by width.
+/// one pass, grouped by width, which for a document of `doc_len` bytes at
+/// most [`SHORT_DOC`] is the output order too (see
+/// [`TokenBuffer::emit_windows`]).
 fn joined<S: TokenSource>(
     joiner: Option<u8>,
+    doc_len: usize,
     widths: &[usize],
     order: Order,
     f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
     source: impl Fn() -> S,
 ) -> ControlFlow<()> {
     with_token_buffer(|buffer| {
-        passes(widths, order, |widths| {
+        passes(widths, token_order(order, doc_len), |widths| {
             buffer.emit_windows(joiner, &mut source(), widths, f)
         })
     })
@@ -1050,7 +1090,7 @@ fn ascii_words(
     f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     with_token_buffer(|buffer| {
-        passes(widths, order, |widths| {
+        passes(widths, token_order(order, doc.len()), |widths| {
             let mut words = AsciiWords::new(doc, class, lowercase, min_len);
             if widths != [1] || lowercase {
                 return buffer.emit_windows(Some(b' '), &mut words, widths, f);
@@ -1061,6 +1101,16 @@ fn ascii_words(
             ControlFlow::Continue(())
         })
     })
+}
+
+/// How token n-grams of a document of `doc_len` bytes are formed for
+/// `order`: in one pass whenever that gives the output order.
+fn token_order(order: Order, doc_len: usize) -> Order {
+    if doc_len <= SHORT_DOC {
+        Order::OnePass
+    } else {
+        order
+    }
 }
 
 /// Runs `pass` on `widths` in `order`: once on all of them, or once on

@@ -331,3 +331,43 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got, want);
     }
 }
+
+/// A document whose tokens fit in one block gets its n-grams in output
+/// order, in group 0; a longer one, block by block, each n-gram in its
+/// width's group (the ids' order then comes from the groups).
+#[test]
+fn one_pass_is_in_output_order_within_a_block() {
+    use grams::{AsciiWords, TokenBuffer};
+    let emitted = |doc: &[u8]| {
+        let mut buffer = TokenBuffer::new();
+        let mut words = AsciiWords::new(doc, scan::ByteClass::Whitespace, true, 1);
+        let mut got = Vec::new();
+        let flow = buffer.emit_windows(Some(b' '), &mut words, &[2, 1, 3], &mut |group, gram| {
+            got.push((group, String::from_utf8(gram.bytes().to_vec()).unwrap()));
+            ControlFlow::Continue(())
+        });
+        assert_eq!(flow, ControlFlow::Continue(()));
+        got
+    };
+    let want = ["x yy", "yy zzz", "x", "yy", "zzz", "x yy zzz"];
+    assert_eq!(
+        emitted(b"x\tyy  Zzz"),
+        want.map(|gram| (0, gram.to_string()))
+    );
+
+    let words: Vec<String> = (0..grams::SHORT_DOC).map(|i| format!("w{i}")).collect();
+    let got = emitted(words.join(" ").as_bytes());
+    let width_of = |gram: &str| gram.split(' ').count();
+    assert!(got
+        .iter()
+        .all(|(group, gram)| [2, 1, 3][*group] == width_of(gram)));
+    let mut grouped: Vec<&(usize, String)> = got.iter().collect();
+    grouped.sort_by_key(|(group, _)| *group);
+    let in_order: Vec<String> = grouped.into_iter().map(|(_, gram)| gram.clone()).collect();
+    let tf_order: Vec<String> = [2, 1, 3]
+        .iter()
+        .flat_map(|&n| words.windows(n).map(|w| w.join(" ")))
+        .collect();
+    assert_eq!(in_order, tf_order);
+    assert!(got.iter().any(|(group, _)| *group > 0));
+}
