@@ -374,7 +374,9 @@ impl NgramHasher {
     /// first scans again from the start; the non-`whitespace`/`word`/`byte`
     /// tokenizers first check whether `doc` is ASCII, which costs little).
     pub fn for_each_gram(&self, doc: &[u8], mut f: impl FnMut(&[u8]) -> ControlFlow<()>) {
-        let _ = self.grams(doc, Order::Output, &mut |_, gram| f(gram.bytes()));
+        with_token_buffer(|buffer| {
+            let _ = self.grams(doc, Order::Output, buffer, &mut |_, gram| f(gram.bytes()));
+        });
     }
 
     /// Every n-gram of `doc`, with its group, in `order`.
@@ -382,6 +384,7 @@ impl NgramHasher {
         &self,
         doc: &[u8],
         order: Order,
+        buffer: &mut TokenBuffer,
         f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         let widths = &self.config.widths[..];
@@ -389,9 +392,9 @@ impl NgramHasher {
         let space = Some(b' ');
         match self.config.tokenizer {
             Tokenizer::Whitespace => {
-                ascii_words(doc, ByteClass::Whitespace, lowercase, 1, widths, order, f)
+                self.ascii_words(doc, ByteClass::Whitespace, 1, order, buffer, f)
             }
-            Tokenizer::Word => ascii_words(doc, ByteClass::NonWord, lowercase, 1, widths, order, f),
+            Tokenizer::Word => self.ascii_words(doc, ByteClass::NonWord, 1, order, buffer, f),
             Tokenizer::Byte => byte_ngrams(doc, lowercase, widths, &mut |gram| f(0, gram)),
             // On ASCII, characters are bytes.
             Tokenizer::Char if doc.is_ascii() => {
@@ -405,9 +408,9 @@ impl NgramHasher {
             // On ASCII, Python's `\w` is `[A-Za-z0-9_]` and `str.lower()` is
             // ASCII lowercasing, which keeps every byte's class.
             Tokenizer::SklearnWord if doc.is_ascii() => {
-                ascii_words(doc, ByteClass::NonWord, lowercase, 2, widths, order, f)
+                self.ascii_words(doc, ByteClass::NonWord, 2, order, buffer, f)
             }
-            Tokenizer::SklearnWord => joined(space, doc.len(), widths, order, f, || {
+            Tokenizer::SklearnWord => joined(space, doc.len(), widths, order, buffer, f, || {
                 SklearnWords::new(doc, lowercase)
             }),
             Tokenizer::SklearnChar if doc.is_ascii() => {
@@ -420,7 +423,7 @@ impl NgramHasher {
             }
             Tokenizer::SklearnChar => {
                 let text = String::from_utf8_lossy(doc);
-                joined(None, doc.len(), widths, order, f, || {
+                joined(None, doc.len(), widths, order, buffer, f, || {
                     PythonChars::new(&text, lowercase)
                 })
             }
@@ -428,6 +431,35 @@ impl NgramHasher {
                 char_wb_ngrams(doc, lowercase, widths, &mut |gram| f(0, gram))
             }
         }
+    }
+
+    /// n-grams of the runs of non-`class` bytes of at least `min_len` bytes,
+    /// joined with " ", as [`joined`] gives them. A pass of unigrams alone that
+    /// keeps the text's case hands out slices of the text itself, with the rest
+    /// of the document after each (a hash reads whole words past the token):
+    /// no token is copied. Measured on the README pipeline's job (the first
+    /// 1,024 whitespace ids of each file, mostly unigrams), the FX took 40 ms
+    /// instead of 56.
+    fn ascii_words(
+        &self,
+        doc: &[u8],
+        class: ByteClass,
+        min_len: usize,
+        order: Order,
+        buffer: &mut TokenBuffer,
+        f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let (widths, lowercase) = (&self.config.widths[..], self.config.lowercase);
+        passes(widths, token_order(order, doc.len()), |widths| {
+            let mut words = AsciiWords::new(doc, class, lowercase, min_len);
+            if widths != [1] || lowercase {
+                return buffer.emit_windows(Some(b' '), &mut words, widths, f);
+            }
+            while let Some((start, end)) = words.next_range() {
+                f(0, Gram::new(&doc[start..], end - start))?;
+            }
+            ControlFlow::Continue(())
+        })
     }
 
     /// Appends the bucket id of every n-gram of `doc` to `ids`.
@@ -463,24 +495,26 @@ impl NgramHasher {
             // Every id pushed so far; each lands in `ids`, in order.
             let mut end = ids.len();
             let mut buckets = BucketStream::new(self, RowIds::new(ids, later));
-            for doc in docs {
-                let mut waiting = false;
-                let _ = self.grams(doc, Order::OnePass, &mut |group, gram| {
-                    buckets.push(group, gram);
-                    end += 1;
-                    waiting |= group > 0;
-                    ControlFlow::Continue(())
-                });
-                if waiting {
-                    if buckets.sink().appends_later() {
-                        // The last document's groups still wait: rare, as
-                        // it takes a long document of very few n-grams.
-                        buckets.flush();
+            with_token_buffer(|buffer| {
+                for doc in docs {
+                    let mut waiting = false;
+                    let _ = self.grams(doc, Order::OnePass, buffer, &mut |group, gram| {
+                        buckets.push(group, gram);
+                        end += 1;
+                        waiting |= group > 0;
+                        ControlFlow::Continue(())
+                    });
+                    if waiting {
+                        if buckets.sink().appends_later() {
+                            // The last document's groups still wait: rare,
+                            // as it takes a long document of few n-grams.
+                            buckets.flush();
+                        }
+                        buckets.sink().append_later_at(end);
                     }
-                    buckets.sink().append_later_at(end);
+                    row_end(end as u64);
                 }
-                row_end(end as u64);
-            }
+            });
             buckets.finish();
             for buffer in later.iter_mut() {
                 // A huge document's buffers are not kept for the thread.
@@ -502,12 +536,14 @@ impl NgramHasher {
             }
             ids += 1;
         });
-        for doc in docs {
-            let _ = self.grams(doc, Order::Output, &mut |_, gram| {
-                buckets.push(0, gram);
-                ControlFlow::Continue(())
-            });
-        }
+        with_token_buffer(|buffer| {
+            for doc in docs {
+                let _ = self.grams(doc, Order::Output, buffer, &mut |_, gram| {
+                    buckets.push(0, gram);
+                    ControlFlow::Continue(())
+                });
+            }
+        });
         buckets.finish();
         match ids == room {
             true => Ok(()),
@@ -581,14 +617,18 @@ impl NgramSequence {
                     *slot = bucket.index as i64;
                 }
             });
-            let _ = self.hasher.grams(doc, Order::Output, &mut |_, gram| {
-                buckets.push(written, gram);
-                written += 1;
-                if written == width {
-                    ControlFlow::Break(())
-                } else {
-                    ControlFlow::Continue(())
-                }
+            with_token_buffer(|buffer| {
+                let _ = self
+                    .hasher
+                    .grams(doc, Order::Output, buffer, &mut |_, gram| {
+                        buckets.push(written, gram);
+                        written += 1;
+                        if written == width {
+                            ControlFlow::Break(())
+                        } else {
+                            ControlFlow::Continue(())
+                        }
+                    });
             });
             buckets.finish();
         }
@@ -621,20 +661,24 @@ impl RowExtractor for NgramSequence {
                 *slot = bucket.index as i64;
             }
         });
-        for (row, doc) in docs.iter().enumerate() {
-            let first = row * width;
-            let mut written = 0;
-            let _ = self.hasher.grams(doc, Order::Output, &mut |_, gram| {
-                buckets.push(first + written, gram);
-                written += 1;
-                if written == width {
-                    ControlFlow::Break(())
-                } else {
-                    ControlFlow::Continue(())
-                }
-            });
-            written_per_row.push(written);
-        }
+        with_token_buffer(|buffer| {
+            for (row, doc) in docs.iter().enumerate() {
+                let first = row * width;
+                let mut written = 0;
+                let _ = self
+                    .hasher
+                    .grams(doc, Order::Output, buffer, &mut |_, gram| {
+                        buckets.push(first + written, gram);
+                        written += 1;
+                        if written == width {
+                            ControlFlow::Break(())
+                        } else {
+                            ControlFlow::Continue(())
+                        }
+                    });
+                written_per_row.push(written);
+            }
+        });
         buckets.finish();
         for (row, written) in out.chunks_exact_mut(width).zip(written_per_row) {
             row[written..].fill(self.pad_value);
@@ -711,9 +755,13 @@ impl NgramCounter {
         let mut buckets = BucketStream::new(&self.hasher, |_, bucket: Bucket| {
             scratch.add(bucket.index, bucket.sign < 0);
         });
-        let _ = self.hasher.grams(doc, Order::OnePass, &mut |_, gram| {
-            buckets.push(0, gram);
-            ControlFlow::Continue(())
+        with_token_buffer(|buffer| {
+            let _ = self
+                .hasher
+                .grams(doc, Order::OnePass, buffer, &mut |_, gram| {
+                    buckets.push(0, gram);
+                    ControlFlow::Continue(())
+                });
         });
         buckets.finish();
         // Sorted, so norms add up in scikit-learn's (CSR) order.
@@ -773,7 +821,9 @@ fn with_later_ids<T>(f: impl FnOnce(&mut Vec<Vec<i64>>) -> T) -> T {
 
 /// Runs `f` with this thread's token buffer: a fresh one per document cost
 /// an allocation and a 4 KiB clear, as much as the n-grams of a short
-/// record (a URL, a log line). A buffer a huge token grew is not kept.
+/// record (a URL, a log line). Batches take it once, not per document
+/// (4% of whitespace ids of log lines). A buffer a huge token grew is not
+/// kept.
 fn with_token_buffer<T>(mut f: impl FnMut(&mut TokenBuffer) -> T) -> T {
     let kept = TOKEN_BUFFER.try_with(|cell| {
         let mut buffer = cell.try_borrow_mut().ok()?;
@@ -873,10 +923,12 @@ impl NgramCounts {
                 *slot += 1.0;
             }
         });
-        let _ = hasher.grams(doc, Order::OnePass, &mut |_, gram| {
-            buckets.push(0, gram);
-            grams += 1;
-            ControlFlow::Continue(())
+        with_token_buffer(|buffer| {
+            let _ = hasher.grams(doc, Order::OnePass, buffer, &mut |_, gram| {
+                buckets.push(0, gram);
+                grams += 1;
+                ControlFlow::Continue(())
+            });
         });
         buckets.finish();
         if let Some(index) = outside {
@@ -1063,43 +1115,12 @@ fn joined<S: TokenSource>(
     doc_len: usize,
     widths: &[usize],
     order: Order,
+    buffer: &mut TokenBuffer,
     f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
     source: impl Fn() -> S,
 ) -> ControlFlow<()> {
-    with_token_buffer(|buffer| {
-        passes(widths, token_order(order, doc_len), |widths| {
-            buffer.emit_windows(joiner, &mut source(), widths, f)
-        })
-    })
-}
-
-/// n-grams of the runs of non-`class` bytes of at least `min_len` bytes,
-/// joined with " ", as [`joined`] gives them. A pass of unigrams alone that
-/// keeps the text's case hands out slices of the text itself, with the rest
-/// of the document after each (a hash reads whole words past the token):
-/// no token is copied. Measured on the README pipeline's job (the first
-/// 1,024 whitespace ids of each file, mostly unigrams), the FX took 40 ms
-/// instead of 56.
-fn ascii_words(
-    doc: &[u8],
-    class: ByteClass,
-    lowercase: bool,
-    min_len: usize,
-    widths: &[usize],
-    order: Order,
-    f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
-) -> ControlFlow<()> {
-    with_token_buffer(|buffer| {
-        passes(widths, token_order(order, doc.len()), |widths| {
-            let mut words = AsciiWords::new(doc, class, lowercase, min_len);
-            if widths != [1] || lowercase {
-                return buffer.emit_windows(Some(b' '), &mut words, widths, f);
-            }
-            while let Some((start, end)) = words.next_range() {
-                f(0, Gram::new(&doc[start..], end - start))?;
-            }
-            ControlFlow::Continue(())
-        })
+    passes(widths, token_order(order, doc_len), |widths| {
+        buffer.emit_windows(joiner, &mut source(), widths, f)
     })
 }
 
