@@ -182,7 +182,7 @@ impl<'a> AsciiTokens<'a> {
                 Some(block) => self.class.mask(block),
                 // The tail, padded with separators: a token running to the
                 // end of the text gets its end edge at `text.len()`.
-                None => self.class.mask(&padded_block(rest, b' ')),
+                None => self.tail_mask(rest.len()),
             };
             if self.pairs {
                 // A byte between two separators is one too. (`carry` may
@@ -213,6 +213,60 @@ impl<'a> AsciiTokens<'a> {
             self.next += 64;
         }
     }
+}
+
+impl AsciiTokens<'_> {
+    /// The separators of the text's last `rest` bytes (fewer than 64),
+    /// then separators. From loads inside the text, never from a copy: a
+    /// tail copied into a padded block was loaded back before the copy's
+    /// stores had landed, a store-forwarding stall (and two library calls)
+    /// on every short record.
+    fn tail_mask(&self, rest: usize) -> u64 {
+        let text = self.text;
+        let pad = !0u64 << rest;
+        if let Some(last) = text.last_chunk::<64>() {
+            // `64 - rest` bytes of `last` come before the tail.
+            return self.class.mask(last) >> (64 - rest) | pad;
+        }
+        // The text is shorter than a block, so it is the tail: a block of
+        // its 16-byte chunks, each from a load that ends inside the text,
+        // shifted into place (one 16-byte store per chunk, which the mask's
+        // 16-byte loads read back at once).
+        let len = text.len();
+        let mut block = [0u8; 64];
+        if len < CHUNK {
+            block[..CHUNK].copy_from_slice(&short_chunk(text));
+        } else {
+            for (k, out) in block.chunks_exact_mut(CHUNK).enumerate() {
+                let at = (k * CHUNK).min(len - CHUNK);
+                if let Some(&chunk) = text.get(at..).and_then(<[u8]>::first_chunk::<CHUNK>) {
+                    let bytes = u128::from_le_bytes(chunk)
+                        .checked_shr(8 * (k * CHUNK - at) as u32)
+                        .unwrap_or(0);
+                    out.copy_from_slice(&bytes.to_le_bytes());
+                }
+            }
+        }
+        self.class.mask(&block) | pad
+    }
+}
+
+/// `text` (shorter than `CHUNK`), then zeros: from two loads that overlap
+/// where they hold the same bytes, not a copy of variable length.
+fn short_chunk(text: &[u8]) -> Chunk {
+    let n = text.len();
+    let bytes = if let (Some(&head), Some(&tail)) =
+        (text.first_chunk::<8>(), text.last_chunk::<8>())
+    {
+        u128::from(u64::from_le_bytes(head)) | u128::from(u64::from_le_bytes(tail)) << (8 * (n - 8))
+    } else if let (Some(&head), Some(&tail)) = (text.first_chunk::<4>(), text.last_chunk::<4>()) {
+        u128::from(u32::from_le_bytes(head)) | u128::from(u32::from_le_bytes(tail)) << (8 * (n - 4))
+    } else {
+        text.iter()
+            .rev()
+            .fold(0u128, |bytes, &b| bytes << 8 | u128::from(b))
+    };
+    bytes.to_le_bytes()
 }
 
 impl Iterator for AsciiTokens<'_> {
