@@ -46,6 +46,11 @@ pub(super) const RING: usize = if cfg!(test) { 256 } else { 1024 };
 /// block there sends them both ways.)
 const BLOCK: usize = RING - 2 * MAX_NGRAM_WIDTH;
 
+/// The block of a single width: its n-grams come in order block or no
+/// block, and a caller that stops early (the first ids of a sequence)
+/// stops after a few tokens more, not a whole block more.
+const SINGLE_WIDTH_BLOCK: usize = 32;
+
 /// The longest document whose tokens fit in one block (each takes a byte
 /// at least): its n-grams of several widths come in output order from one
 /// pass over its tokens.
@@ -255,7 +260,8 @@ impl TokenBuffer {
 
     /// Emits the n-grams of every width in `widths` (each in
     /// `1..=`[`MAX_NGRAM_WIDTH`]) of the tokens of `source` joined with
-    /// `joiner`, in one pass. Tokens are stored a block at a time, then the
+    /// `joiner`, in one pass. Tokens are stored a block at a time (a short
+    /// one for a single width: [`SINGLE_WIDTH_BLOCK`]), then the
     /// n-grams that end in the block are emitted width by width, each
     /// tagged with its width's position in `widths`: grouped by width, the
     /// output order. A document whose tokens fit in one block (one of at
@@ -274,11 +280,16 @@ impl TokenBuffer {
     ) -> ControlFlow<()> {
         self.reset(joiner, widths.iter().copied().max().unwrap_or(1));
         let joiner_len = usize::from(joiner.is_some());
+        let block = if widths.len() == 1 {
+            SINGLE_WIDTH_BLOCK
+        } else {
+            BLOCK
+        };
         // Tokens whose n-grams have been emitted.
         let mut emitted = 0;
         loop {
             let mut more = true;
-            while self.count - emitted < BLOCK {
+            while self.count - emitted < block {
                 if !source.next_token(self) {
                     more = false;
                     break;
