@@ -982,6 +982,14 @@ const EXACT_F32_SUMS: usize = 1 << 24;
 /// any `FnMut(usize, Bucket)`, or a struct with more to do.
 trait BucketSink {
     fn put(&mut self, tag: usize, bucket: Bucket);
+
+    /// A batch of Fingerprint64 buckets (sign +1), in order.
+    #[inline(always)]
+    fn put_batch(&mut self, tags: &[usize], indices: &[u64]) {
+        for (&tag, &index) in tags.iter().zip(indices) {
+            self.put(tag, Bucket { index, sign: 1 });
+        }
+    }
 }
 
 impl<F: FnMut(usize, Bucket)> BucketSink for F {
@@ -1052,6 +1060,20 @@ impl BucketSink for RowIds<'_> {
             self.append_later();
         }
     }
+
+    /// A batch all of group 0 with no group waiting (short records) goes
+    /// to `ids` in one extend.
+    #[inline(always)]
+    fn put_batch(&mut self, tags: &[usize], indices: &[u64]) {
+        if self.append_at == usize::MAX && tags.iter().all(|&tag| tag == 0) {
+            self.ids.extend(indices.iter().map(|&index| index as i64));
+            self.handed += indices.len();
+            return;
+        }
+        for (&tag, &index) in tags.iter().zip(indices) {
+            self.put(tag, Bucket { index, sign: 1 });
+        }
+    }
 }
 
 /// The buckets of a stream of n-grams, handed to `sink` in order, each
@@ -1101,10 +1123,13 @@ impl<'h, S: BucketSink> BucketStream<'h, S> {
     fn flush(&mut self) {
         if let Some(batch) = self.batch.as_mut() {
             let reduce = self.hasher.reduce;
-            for (&hash, &tag) in batch.hashes().iter().zip(&self.tags) {
-                let index = reduce.apply64(hash);
-                self.sink.put(tag, Bucket { index, sign: 1 });
+            let hashes = batch.hashes();
+            let mut indices = [0u64; FINGERPRINT64_BATCH];
+            for (index, &hash) in indices.iter_mut().zip(hashes) {
+                *index = reduce.apply64(hash);
             }
+            let count = hashes.len();
+            self.sink.put_batch(&self.tags[..count], &indices[..count]);
         }
     }
 
