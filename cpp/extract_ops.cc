@@ -266,14 +266,17 @@ values[row_splits[i]:row_splits[i+1]].
     using ExtractorKernel::ExtractorKernel;
     void Compute(OpKernelContext* ctx) override {
       const Extractor& e = extractor();
+      // Ids the output starts with room for, on one thread.
+      int64_t room = 0;
       if (!source().reads_files() && e.counts_ids_up_front()) {
         bool done = false;
         OP_REQUIRES_OK(ctx, ComputeInPlace(ctx, e, &done));
         if (done) return;
+        OP_REQUIRES_OK(ctx, MaxIds(ctx, e, &room));
       }
       const DocumentChunks chunks = Chunks(ctx);
       if (!chunks.parallel) {
-        OP_REQUIRES_OK(ctx, ComputeInOrder(ctx, e, chunks));
+        OP_REQUIRES_OK(ctx, ComputeInOrder(ctx, e, chunks, room));
         return;
       }
       std::vector<IdRows> parts;
@@ -292,10 +295,11 @@ values[row_splits[i]:row_splits[i+1]].
     // chunks being kept and copied at the end (10% of whitespace ids of
     // log lines: 21 MB gathered, then read back from memory). `values`
     // grows as needed, sized at each growth for the documents left at the
-    // rate so far and an eighth more; the output is its first ids (a view
-    // of it, the rest unused).
+    // rate so far and an eighth more, from `room` ids; the output is its
+    // first ids (a view of it, the rest unused, or a copy when more than
+    // half would be).
     absl::Status ComputeInOrder(OpKernelContext* ctx, const Extractor& e,
-                                const DocumentChunks& chunks) {
+                                const DocumentChunks& chunks, int64_t room) {
       auto docs = ctx->input(0).flat<tstring>();
       const int64_t n = docs.size();
       Tensor* splits = nullptr;
@@ -303,7 +307,7 @@ values[row_splits[i]:row_splits[i+1]].
       int64_t* row_splits = splits->flat<int64_t>().data();
       row_splits[0] = 0;
       Tensor values;
-      TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DT_INT64, TensorShape({0}), &values));
+      TF_RETURN_IF_ERROR(ctx->allocate_temp(tensorflow::DT_INT64, TensorShape({room}), &values));
       int64_t used = 0;
       IdRows part;
       absl::Status status;
@@ -334,7 +338,25 @@ values[row_splits[i]:row_splits[i+1]].
             used += count;
           }));
       TF_RETURN_IF_ERROR(status);
+      if (used < values.NumElements() / 2) TF_RETURN_IF_ERROR(Grow(ctx, used, used, &values));
       ctx->set_output(0, used == values.NumElements() ? values : values.Slice(0, used));
+      return absl::OkStatus();
+    }
+
+    // The room ComputeInOrder starts with when `write_row_splits` could
+    // not count (a binary's characters): at most as many ids as the
+    // documents have windows, so `values` never grows (a binary has a
+    // character for almost every byte; on compressed files, growing from
+    // the first chunks' rate cost 6%). Capped: a larger batch grows.
+    absl::Status MaxIds(OpKernelContext* ctx, const Extractor& e, int64_t* room) {
+      constexpr uint64_t kMaxPresizedIds = uint64_t{1} << 26;  // 512 MiB
+      auto docs = ctx->input(0).flat<tstring>();
+      try {
+        const uint64_t bound = e.max_ids(DocumentChunk(docs.data(), static_cast<size_t>(docs.size())));
+        *room = static_cast<int64_t>(std::min(bound, kMaxPresizedIds));
+      } catch (const std::exception& err) {
+        return absl::InternalError(std::string(kName) + ": " + err.what());
+      }
       return absl::OkStatus();
     }
 

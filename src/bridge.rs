@@ -126,6 +126,11 @@ mod ffi {
             docs: &DocumentChunk,
             row_splits: &mut [i64],
         ) -> Result<bool>;
+        /// At most how many ids all of `docs` have, from their lengths
+        /// alone (byte and character n-grams: a window per byte at most);
+        /// `u64::MAX` when that is unknown. What to size the output by
+        /// when `write_row_splits` cannot count.
+        fn max_ids(self: &Extractor, docs: &DocumentChunk) -> Result<u64>;
         /// The ids of `docs`, end to end, into `out`, which holds exactly
         /// as many.
         fn write_id_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [i64]) -> Result<()>;
@@ -343,6 +348,17 @@ impl Extractor {
                 Ok(true)
             }
             other => Err(wrong_kind("write_row_splits", other)),
+        })
+    }
+
+    fn max_ids(&self, docs: &ffi::DocumentChunk) -> BridgeResult<u64> {
+        guard("max_ids", || match &self.extractor {
+            CoreExtractor::RaggedIds(e) => Ok(documents(docs)
+                .iter()
+                .map(|doc| e.id_bound(doc).and_then(|bound| u64::try_from(bound).ok()))
+                .try_fold(0u64, |total, bound| total.checked_add(bound?))
+                .unwrap_or(u64::MAX)),
+            other => Err(wrong_kind("max_ids", other)),
         })
     }
 

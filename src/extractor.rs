@@ -125,6 +125,14 @@ pub trait RaggedIdsExtractor: Send + Sync {
         None
     }
 
+    /// At most how many ids `doc` has, from its length alone, when that
+    /// is known (byte and character n-grams: a window per byte at most).
+    /// Where `id_count` would decode a document (a binary's characters),
+    /// a kernel sizes its output by this instead of growing it.
+    fn id_bound(&self, _doc: &[u8]) -> Option<usize> {
+        None
+    }
+
     /// The ids of `docs`, end to end, into `out`, which holds exactly as
     /// many (an `Internal` error otherwise: a caller's bug).
     fn write_id_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {

@@ -1234,6 +1234,14 @@ impl crate::extractor::RaggedIdsExtractor for NgramHasher {
         Some(widths.map(|&w| (units + 1).saturating_sub(w)).sum())
     }
 
+    fn id_bound(&self, doc: &[u8]) -> Option<usize> {
+        // A character takes a byte at least.
+        matches!(self.config.tokenizer, Tokenizer::Byte | Tokenizer::Char).then(|| {
+            let widths = self.config.widths.iter();
+            widths.map(|&w| (doc.len() + 1).saturating_sub(w)).sum()
+        })
+    }
+
     fn write_id_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
         match self.config.tokenizer {
             Tokenizer::Byte | Tokenizer::Char => self.write_ids_in_order(docs, out),

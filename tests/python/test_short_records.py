@@ -108,6 +108,25 @@ for records in [few + many, many + few, [], [b""], few[:3]]:
         tf.strings.ngrams(tf.strings.split(x), [1, 2], separator=" "), 1 << 20)
     assert got.row_splits.numpy().tolist() == want.row_splits.numpy().tolist()
     assert got.values.numpy().tolist() == want.values.numpy().tolist()
+# Character n-grams of batches holding binaries, whose characters are not
+# counted up front: the output starts at room for a window per byte (and
+# is copied to its size when that was more than twice too much: 3-byte
+# characters).
+import random
+rng = random.Random(0)
+binaries = [bytes(rng.randrange(256) for _ in range(rng.randrange(3000))) for _ in range(40)]
+cjk = ["日本語のテキスト %d" % i for i in range(6000)]
+cjk = [(t * (1 + i % 9)).encode() for i, t in enumerate(cjk)]
+for records in [binaries + cjk, cjk + binaries, binaries, binaries[:1] + [b""]]:
+    x = tf.constant(records, dtype=tf.string)
+    got = rustfx.hashed_ngrams(x, num_buckets=1 << 20, ngram_widths=(1, 3), tokenizer="char")
+    chars = [[c.encode() for c in r.decode("utf-8", errors="replace")] for r in records]
+    grams = tf.ragged.constant([[b"".join(u[i:i + n]) for n in (1, 3)
+                                 for i in range(len(u) - n + 1)] for u in chars],
+                               dtype=tf.string, ragged_rank=1)
+    want = tf.strings.to_hash_bucket_fast(grams, 1 << 20)
+    assert got.row_splits.numpy().tolist() == want.row_splits.numpy().tolist()
+    assert got.values.numpy().tolist() == want.values.numpy().tolist()
 print("same ids")
 """
 

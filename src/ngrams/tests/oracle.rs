@@ -281,6 +281,17 @@ proptest::proptest! {
             _ => false,
         };
         proptest::prop_assert_eq!(counts.is_some(), docs.iter().all(countable));
+        // The bound a kernel sizes by when it cannot count: every
+        // document's ids at most, exact for bytes, none for tokens.
+        for (k, doc) in docs.iter().enumerate() {
+            let ids = (want_ends[k] - k.checked_sub(1).map_or(1, |j| want_ends[j])) as usize;
+            match (hasher.id_bound(doc), tokenizer) {
+                (Some(bound), Tokenizer::Byte) => proptest::prop_assert_eq!(bound, ids),
+                (Some(bound), Tokenizer::Char) => proptest::prop_assert!(bound >= ids),
+                (None, Tokenizer::Byte | Tokenizer::Char) => proptest::prop_assert!(false),
+                (bound, _) => proptest::prop_assert_eq!(bound, None),
+            }
+        }
         let mut in_place = vec![3; want.len() - 1];
         hasher.write_id_rows(&docs, &mut in_place).unwrap();
         proptest::prop_assert_eq!(&in_place[..], &want[1..]);
