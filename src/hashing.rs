@@ -44,6 +44,12 @@ fn fetch32(s: &[u8], i: usize) -> u64 {
         .map_or(0, |b| u64::from(u32::from_le_bytes(*b)))
 }
 
+/// The two little-endian words of 16 bytes (zeros if there are none).
+#[inline(always)]
+fn chunk16(bytes: Option<&[u8; 16]>) -> (u64, u64) {
+    bytes.map_or((0, 0), |b| (fetch64(b, 0), fetch64(b, 8)))
+}
+
 /// The eight little-endian words of a 64-byte block.
 #[inline(always)]
 fn block_words(block: &[u8; 64]) -> [u64; 8] {
@@ -410,14 +416,22 @@ impl Fingerprint64Batch {
     #[inline(always)]
     pub fn push(&mut self, padded: &[u8], len: usize) {
         let i = self.count % FINGERPRINT64_BATCH;
-        if self.lanes && len <= MAX_LANE_LEN && padded.len() >= len.max(16) {
-            self.first[i] = fetch64(padded, 0);
-            self.second[i] = fetch64(padded, 8);
-            self.last8[i] = fetch64(padded, len.saturating_sub(8));
-            self.last16[i] = fetch64(padded, len.saturating_sub(16));
-            self.len[i] = len as u64;
-        } else {
-            self.push_hashed(padded, len, i);
+        match padded.get(..len.max(16)) {
+            // Two 16-byte loads, the string's first and last (its first
+            // when shorter), and the last 8 bytes of at least 8: one bounds
+            // check each, known to pass but for the last.
+            Some(s) if self.lanes && len <= MAX_LANE_LEN => {
+                let (head, tail) = (chunk16(s.first_chunk()), chunk16(s.last_chunk()));
+                self.first[i] = head.0;
+                self.second[i] = head.1;
+                self.last16[i] = tail.0;
+                self.last8[i] = s
+                    .get(..len.max(8))
+                    .and_then(<[u8]>::last_chunk::<8>)
+                    .map_or(0, |b| u64::from_le_bytes(*b));
+                self.len[i] = len as u64;
+            }
+            _ => self.push_hashed(padded, len, i),
         }
         self.count = i + 1;
     }
