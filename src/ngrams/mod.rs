@@ -494,7 +494,7 @@ impl NgramHasher {
             // Every id in order: none waits (byte and character n-grams
             // hand out one id per byte; the bookkeeping of groups cost
             // them 5-8%).
-            let mut end = ids.len();
+            let start = ids.len();
             let mut buckets = BucketStream::new(self, |_, bucket: Bucket| {
                 ids.push(bucket.index as i64);
             });
@@ -502,10 +502,9 @@ impl NgramHasher {
                 for doc in docs {
                     let _ = self.grams(doc, Order::Output, buffer, &mut |_, gram| {
                         buckets.push(0, gram);
-                        end += 1;
                         ControlFlow::Continue(())
                     });
-                    row_end(end as u64);
+                    row_end((start + buckets.pushed()) as u64);
                 }
             });
             buckets.finish();
@@ -514,17 +513,17 @@ impl NgramHasher {
         with_later_ids(|later| {
             later.resize_with(self.config.widths.len() - 1, Vec::new);
             // Every id pushed so far; each lands in `ids`, in order.
-            let mut end = ids.len();
+            let start = ids.len();
             let mut buckets = BucketStream::new(self, RowIds::new(ids, later));
             with_token_buffer(|buffer| {
                 for doc in docs {
                     let mut waiting = false;
                     let _ = self.grams(doc, Order::OnePass, buffer, &mut |group, gram| {
                         buckets.push(group, gram);
-                        end += 1;
                         waiting |= group > 0;
                         ControlFlow::Continue(())
                     });
+                    let end = start + buckets.pushed();
                     if waiting {
                         if buckets.sink().appends_later() {
                             // The last document's groups still wait: rare,
@@ -1085,6 +1084,9 @@ struct BucketStream<'h, S: BucketSink> {
     batch: Option<Fingerprint64Batch>,
     tags: [usize; FINGERPRINT64_BATCH],
     sink: S,
+    /// n-grams handed to the sink: with the batch's, all pushed (counted a
+    /// batch at a time, not with a store per n-gram).
+    handed: usize,
 }
 
 impl<'h, S: BucketSink> BucketStream<'h, S> {
@@ -1097,7 +1099,14 @@ impl<'h, S: BucketSink> BucketStream<'h, S> {
             batch: batched.then(Fingerprint64Batch::new),
             tags: [0; FINGERPRINT64_BATCH],
             sink,
+            handed: 0,
         }
+    }
+
+    /// How many n-grams have been pushed.
+    #[inline(always)]
+    fn pushed(&self) -> usize {
+        self.handed + self.batch.as_ref().map_or(0, Fingerprint64Batch::len)
     }
 
     #[inline(always)]
@@ -1118,6 +1127,7 @@ impl<'h, S: BucketSink> BucketStream<'h, S> {
     #[inline(never)]
     fn push_one(&mut self, tag: usize, gram: Gram<'_>) {
         self.sink.put(tag, self.hasher.gram_bucket(gram));
+        self.handed += 1;
     }
 
     fn flush(&mut self) {
@@ -1129,6 +1139,7 @@ impl<'h, S: BucketSink> BucketStream<'h, S> {
                 *index = reduce.apply64(hash);
             }
             let count = hashes.len();
+            self.handed += count;
             self.sink.put_batch(&self.tags[..count], &indices[..count]);
         }
     }
