@@ -374,27 +374,30 @@ impl NgramHasher {
     /// first scans again from the start; the non-`whitespace`/`word`/`byte`
     /// tokenizers first check whether `doc` is ASCII, which costs little).
     pub fn for_each_gram(&self, doc: &[u8], mut f: impl FnMut(&[u8]) -> ControlFlow<()>) {
-        with_token_buffer(|buffer| {
-            let _ = self.grams(doc, Order::Output, buffer, &mut |_, gram| f(gram.bytes()));
+        with_gram_scratch(|gram_scratch| {
+            let _ = self.grams(doc, Order::Output, gram_scratch, &mut |_, gram| {
+                f(gram.bytes())
+            });
         });
     }
 
     /// Every n-gram of `doc`, with its group, in `order`.
-    fn grams(
+    fn grams<'d>(
         &self,
-        doc: &[u8],
+        doc: &'d [u8],
         order: Order,
-        buffer: &mut TokenBuffer,
+        gram_scratch: &mut GramScratch<'_, 'd>,
         f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        let buffer = &mut *gram_scratch.buffer;
         let widths = &self.config.widths[..];
         let lowercase = self.config.lowercase;
         let space = Some(b' ');
         match self.config.tokenizer {
             Tokenizer::Whitespace => {
-                self.ascii_words(doc, ByteClass::Whitespace, 1, order, buffer, f)
+                self.ascii_words(doc, ByteClass::Whitespace, 1, order, gram_scratch, f)
             }
-            Tokenizer::Word => self.ascii_words(doc, ByteClass::NonWord, 1, order, buffer, f),
+            Tokenizer::Word => self.ascii_words(doc, ByteClass::NonWord, 1, order, gram_scratch, f),
             Tokenizer::Byte => byte_ngrams(doc, lowercase, widths, &mut |gram| f(0, gram)),
             // On ASCII, characters are bytes.
             Tokenizer::Char if doc.is_ascii() => {
@@ -408,7 +411,7 @@ impl NgramHasher {
             // On ASCII, Python's `\w` is `[A-Za-z0-9_]` and `str.lower()` is
             // ASCII lowercasing, which keeps every byte's class.
             Tokenizer::SklearnWord if doc.is_ascii() => {
-                self.ascii_words(doc, ByteClass::NonWord, 2, order, buffer, f)
+                self.ascii_words(doc, ByteClass::NonWord, 2, order, gram_scratch, f)
             }
             Tokenizer::SklearnWord => joined(space, doc.len(), widths, order, buffer, f, || {
                 SklearnWords::new(doc, lowercase)
@@ -440,20 +443,29 @@ impl NgramHasher {
     /// no token is copied. Measured on the README pipeline's job (the first
     /// 1,024 whitespace ids of each file, mostly unigrams), the FX took 40 ms
     /// instead of 56.
-    fn ascii_words(
+    fn ascii_words<'d>(
         &self,
-        doc: &[u8],
+        doc: &'d [u8],
         class: ByteClass,
         min_len: usize,
         order: Order,
-        buffer: &mut TokenBuffer,
+        gram_scratch: &mut GramScratch<'_, 'd>,
         f: &mut impl FnMut(usize, Gram<'_>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         let (widths, lowercase) = (&self.config.widths[..], self.config.lowercase);
+        let GramScratch { buffer, words } = gram_scratch;
         passes(widths, token_order(order, doc.len()), |widths| {
-            let mut words = AsciiWords::new(doc, class, lowercase, min_len);
+            // One scanner for the batch (the hasher's tokenizer, so the
+            // same class and minimum length), started over on each record.
+            let words = match words {
+                Some(words) => {
+                    words.reset(doc);
+                    words
+                }
+                None => words.insert(AsciiWords::new(doc, class, lowercase, min_len)),
+            };
             if widths != [1] || lowercase {
-                return buffer.emit_windows(Some(b' '), &mut words, widths, f);
+                return buffer.emit_windows(Some(b' '), words, widths, f);
             }
             while let Some((start, end)) = words.next_range() {
                 f(0, Gram::new(&doc[start..], end - start))?;
@@ -498,9 +510,9 @@ impl NgramHasher {
             let mut buckets = BucketStream::new(self, |_, bucket: Bucket| {
                 ids.push(bucket.index as i64);
             });
-            with_token_buffer(|buffer| {
+            with_gram_scratch(|gram_scratch| {
                 for doc in docs {
-                    let _ = self.grams(doc, Order::Output, buffer, &mut |_, gram| {
+                    let _ = self.grams(doc, Order::Output, gram_scratch, &mut |_, gram| {
                         buckets.push(0, gram);
                         ControlFlow::Continue(())
                     });
@@ -515,10 +527,10 @@ impl NgramHasher {
             // Every id pushed so far; each lands in `ids`, in order.
             let start = ids.len();
             let mut buckets = BucketStream::new(self, RowIds::new(ids, later));
-            with_token_buffer(|buffer| {
+            with_gram_scratch(|gram_scratch| {
                 for doc in docs {
                     let mut waiting = false;
-                    let _ = self.grams(doc, Order::OnePass, buffer, &mut |group, gram| {
+                    let _ = self.grams(doc, Order::OnePass, gram_scratch, &mut |group, gram| {
                         buckets.push(group, gram);
                         waiting |= group > 0;
                         ControlFlow::Continue(())
@@ -556,9 +568,9 @@ impl NgramHasher {
             }
             ids += 1;
         });
-        with_token_buffer(|buffer| {
+        with_gram_scratch(|gram_scratch| {
             for doc in docs {
-                let _ = self.grams(doc, Order::Output, buffer, &mut |_, gram| {
+                let _ = self.grams(doc, Order::Output, gram_scratch, &mut |_, gram| {
                     buckets.push(0, gram);
                     ControlFlow::Continue(())
                 });
@@ -637,10 +649,10 @@ impl NgramSequence {
                     *slot = bucket.index as i64;
                 }
             });
-            with_token_buffer(|buffer| {
+            with_gram_scratch(|gram_scratch| {
                 let _ = self
                     .hasher
-                    .grams(doc, Order::Output, buffer, &mut |_, gram| {
+                    .grams(doc, Order::Output, gram_scratch, &mut |_, gram| {
                         buckets.push(written, gram);
                         written += 1;
                         if written == width {
@@ -681,13 +693,13 @@ impl RowExtractor for NgramSequence {
                 *slot = bucket.index as i64;
             }
         });
-        with_token_buffer(|buffer| {
+        with_gram_scratch(|gram_scratch| {
             for (row, doc) in docs.iter().enumerate() {
                 let first = row * width;
                 let mut written = 0;
                 let _ = self
                     .hasher
-                    .grams(doc, Order::Output, buffer, &mut |_, gram| {
+                    .grams(doc, Order::Output, gram_scratch, &mut |_, gram| {
                         buckets.push(first + written, gram);
                         written += 1;
                         if written == width {
@@ -775,10 +787,10 @@ impl NgramCounter {
         let mut buckets = BucketStream::new(&self.hasher, |_, bucket: Bucket| {
             scratch.add(bucket.index, bucket.sign < 0);
         });
-        with_token_buffer(|buffer| {
+        with_gram_scratch(|gram_scratch| {
             let _ = self
                 .hasher
-                .grams(doc, Order::OnePass, buffer, &mut |_, gram| {
+                .grams(doc, Order::OnePass, gram_scratch, &mut |_, gram| {
                     buckets.push(0, gram);
                     ControlFlow::Continue(())
                 });
@@ -844,17 +856,35 @@ fn with_later_ids<T>(f: impl FnOnce(&mut Vec<Vec<i64>>) -> T) -> T {
 /// record (a URL, a log line). Batches take it once, not per document
 /// (4% of whitespace ids of log lines). A buffer a huge token grew is not
 /// kept.
-fn with_token_buffer<T>(mut f: impl FnMut(&mut TokenBuffer) -> T) -> T {
+fn with_gram_scratch<'d, T>(mut f: impl FnMut(&mut GramScratch<'_, 'd>) -> T) -> T {
     let kept = TOKEN_BUFFER.try_with(|cell| {
         let mut buffer = cell.try_borrow_mut().ok()?;
-        let out = f(&mut buffer);
+        let out = f(&mut GramScratch::new(&mut buffer));
         buffer.release_above(KEEP_TOKEN_BUFFER);
         Some(out)
     });
     match kept {
         Ok(Some(out)) => out,
         // A nested call, or one during thread exit: a fresh buffer.
-        _ => f(&mut TokenBuffer::new()),
+        _ => f(&mut GramScratch::new(&mut TokenBuffer::new())),
+    }
+}
+
+/// What the documents of a batch (with lifetime `'d`) reuse from one to
+/// the next: this thread's token buffer, and a word scanner started over
+/// on each (a new one clears an 800-byte array of edges: 3% of whitespace
+/// ids of lines).
+struct GramScratch<'b, 'd> {
+    buffer: &'b mut TokenBuffer,
+    words: Option<AsciiWords<'d>>,
+}
+
+impl<'b> GramScratch<'b, '_> {
+    fn new(buffer: &'b mut TokenBuffer) -> Self {
+        GramScratch {
+            buffer,
+            words: None,
+        }
     }
 }
 
@@ -943,8 +973,8 @@ impl NgramCounts {
                 *slot += 1.0;
             }
         });
-        with_token_buffer(|buffer| {
-            let _ = hasher.grams(doc, Order::OnePass, buffer, &mut |_, gram| {
+        with_gram_scratch(|gram_scratch| {
+            let _ = hasher.grams(doc, Order::OnePass, gram_scratch, &mut |_, gram| {
                 buckets.push(0, gram);
                 grams += 1;
                 ControlFlow::Continue(())
