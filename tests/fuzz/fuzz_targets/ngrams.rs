@@ -6,6 +6,7 @@
 //!   breaks a documented rule, and never panics;
 //! - every id is in `0..num_buckets`, and equals `bucket(gram)` of the gram
 //!   `for_each_gram` yields at the same position;
+//! - `id_bound`, where there is one, is at least the number of ids;
 //! - the number of grams matches a naive count for the `byte`, `char` and
 //!   `whitespace` tokenizers (and the grams themselves for `byte`);
 //! - `sequence` writes `min(ids, len)` ids equal to the prefix of `ids` and
@@ -194,6 +195,13 @@ fuzz_target!(|input: Input| {
     }
     if let Some(expected) = expected_gram_count(&config, doc) {
         assert_eq!(ids.len(), expected, "gram count for {config:?}");
+    }
+    // What a kernel sizes its output by when it cannot count: a bound.
+    {
+        use rustfx::extractor::RaggedIdsExtractor;
+        if let Some(bound) = hasher.id_bound(doc) {
+            assert!(bound >= ids.len(), "bound {bound} < {} ids", ids.len());
+        }
     }
     if config.tokenizer == Tokenizer::Byte {
         let text = if config.lowercase {
