@@ -492,8 +492,10 @@ impl NgramHasher {
     /// The ids of `docs` appended to `ids`, calling `row_end(ids.len())`
     /// after each document. Every width's n-grams come from one pass over
     /// a document's tokens: a short document's in output order (straight
-    /// to `ids`), a longer one's grouped by width, the groups after the
-    /// first waiting in buffers until the document ends.
+    /// to `ids`, a batch of hashes at a time), a longer one's grouped by
+    /// width, the groups after the first waiting in buffers until the
+    /// document ends. A single width is always in order (byte and character
+    /// n-grams: one id per byte), so its ids take the first way.
     fn append_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, mut row_end: impl FnMut(u64)) {
         // Room for a typical text's ids up front: growing from empty copies
         // the row a dozen times, and in TF's threads the reallocations cost
@@ -502,26 +504,6 @@ impl NgramHasher {
         let bytes: usize = docs.iter().map(|doc| doc.len()).sum();
         let typical = (bytes / TYPICAL_BYTES_PER_TOKEN + docs.len()) * self.config.widths.len();
         ids.reserve(typical.min(MAX_IDS_RESERVED));
-        if self.config.widths.len() == 1 {
-            // Every id in order: none waits (byte and character n-grams
-            // hand out one id per byte; the bookkeeping of groups cost
-            // them 5-8%).
-            let start = ids.len();
-            let mut buckets = BucketStream::new(self, |_, bucket: Bucket| {
-                ids.push(bucket.index as i64);
-            });
-            with_gram_scratch(|gram_scratch| {
-                for doc in docs {
-                    let _ = self.grams(doc, Order::Output, gram_scratch, &mut |_, gram| {
-                        buckets.push(0, gram);
-                        ControlFlow::Continue(())
-                    });
-                    row_end((start + buckets.pushed()) as u64);
-                }
-            });
-            buckets.finish();
-            return;
-        }
         with_later_ids(|later| {
             later.resize_with(self.config.widths.len() - 1, Vec::new);
             // Every id pushed so far; each lands in `ids`, in order.
