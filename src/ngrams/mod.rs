@@ -997,9 +997,15 @@ trait BucketSink {
     /// A batch of Fingerprint64 buckets (sign +1), in order.
     #[inline(always)]
     fn put_batch(&mut self, tags: &[usize], indices: &[u64]) {
-        for (&tag, &index) in tags.iter().zip(indices) {
-            self.put(tag, Bucket { index, sign: 1 });
-        }
+        put_each(self, tags, indices);
+    }
+}
+
+/// [`BucketSink::put_batch`] a bucket at a time.
+#[inline(always)]
+fn put_each<S: BucketSink + ?Sized>(sink: &mut S, tags: &[usize], indices: &[u64]) {
+    for (&tag, &index) in tags.iter().zip(indices) {
+        sink.put(tag, Bucket { index, sign: 1 });
     }
 }
 
@@ -1081,9 +1087,7 @@ impl BucketSink for RowIds<'_> {
             self.handed += indices.len();
             return;
         }
-        for (&tag, &index) in tags.iter().zip(indices) {
-            self.put(tag, Bucket { index, sign: 1 });
-        }
+        put_each(self, tags, indices);
     }
 }
 
