@@ -266,16 +266,17 @@ values[row_splits[i]:row_splits[i+1]].
     using ExtractorKernel::ExtractorKernel;
     void Compute(OpKernelContext* ctx) override {
       const Extractor& e = extractor();
-      // Ids the output starts with room for, on one thread.
-      int64_t room = 0;
-      if (!source().reads_files() && e.counts_ids_up_front()) {
+      const bool countable = !source().reads_files() && e.counts_ids_up_front();
+      if (countable) {
         bool done = false;
         OP_REQUIRES_OK(ctx, ComputeInPlace(ctx, e, &done));
         if (done) return;
-        OP_REQUIRES_OK(ctx, MaxIds(ctx, e, &room));
       }
       const DocumentChunks chunks = Chunks(ctx);
       if (!chunks.parallel) {
+        // Ids the output starts with room for.
+        int64_t room = 0;
+        if (countable) OP_REQUIRES_OK(ctx, MaxIds(ctx, e, &room));
         OP_REQUIRES_OK(ctx, ComputeInOrder(ctx, e, chunks, room));
         return;
       }
