@@ -20,11 +20,10 @@ $(VENV)/.installed: python/requirements.txt
 	echo "$(CURDIR)/python" > "$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/rustfx.pth"
 	touch $@
 
-# The cxx runtime is compiled by the cxx crate's build script, which sees
-# CXXFLAGS only: pass it TensorFlow's _GLIBCXX_USE_CXX11_ABI (never hard-coded).
+# The op library calls TF only through its C API (BUILD_NOTES.md), so it
+# needs no TF C++ ABI flag and loads into TF 2.16-2.21.
 build: setup
-	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
-	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo build --release --features tensorflow --lib
+	PYTHON="$(CURDIR)/$(VPY)" cargo build --release --features tensorflow --lib
 	cp target/release/librustfx.so $(LIB)
 	# The pure-Rust program (no TF linked), which tests compare with the ops,
 	# and the core's C ABI with no TF linked (src/c_abi.rs), which the Ray
@@ -40,8 +39,7 @@ SERVING_LIB := target/release/librustfx.a
 SERVING_HOST := target/release/serving_host
 
 serving-lib: setup
-	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
-	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo rustc --release --features tensorflow --lib --crate-type staticlib
+	PYTHON="$(CURDIR)/$(VPY)" cargo rustc --release --features tensorflow --lib --crate-type staticlib
 
 serving-host: serving-lib
 	tf=$(TF_DIR) && cflags=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(tf.sysconfig.get_compile_flags()))') && \
@@ -103,8 +101,7 @@ test: test-rust test-predict test-sensor test-python
 lint:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
-	abi=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f))') && \
-	CXXFLAGS="$$abi" PYTHON="$(CURDIR)/$(VPY)" cargo clippy --release --features tensorflow -- -D warnings
+	PYTHON="$(CURDIR)/$(VPY)" cargo clippy --release --features tensorflow -- -D warnings
 	$(PREDICT_ENV) cargo clippy --release --features predict --lib --bin rustfx-predict --tests -- -D warnings
 	cargo clippy --release --features sensor --lib --bin rustfx-sensor --tests -- -D warnings
 

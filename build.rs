@@ -15,15 +15,18 @@ mod tensorflow {
     use std::env;
     use std::path::PathBuf;
 
+    /// The kernels include only TF's C API headers (tensorflow/c/*.h) and
+    /// call only its `TF_*` functions, so the library needs no TF C++ ABI
+    /// flag and loads into every TF whose C API it uses (BUILD_NOTES.md,
+    /// "One op library for every TensorFlow").
     pub fn build() {
-        for var in ["PYTHON", "TF_CFLAGS", "TF_LFLAGS", "TF_VERSION", "CXXFLAGS"] {
+        for var in ["PYTHON", "TF_CFLAGS", "TF_LFLAGS", "TF_VERSION"] {
             println!("cargo:rerun-if-env-changed={var}");
         }
         println!("cargo:rerun-if-changed=src/bridge.rs");
         println!("cargo:rerun-if-changed=cpp");
 
         let (cflags, lflags, version) = tf_flags();
-        check_abi_flag(&cflags);
 
         let mut sources: Vec<PathBuf> = std::fs::read_dir("cpp")
             .expect("cpp/ exists")
@@ -33,16 +36,18 @@ mod tensorflow {
         sources.sort();
 
         let mut build = cxx_build::bridge("src/bridge.rs");
-        build.files(&sources).include("cpp").opt_level(2);
-        // TF's headers are noisy; our own code is kept warning-free by review.
         build
-            .warnings(false)
-            .flag_if_supported("-Wno-deprecated-declarations");
-        for flag in &cflags {
+            .files(&sources)
+            .include("cpp")
+            .std("c++17")
+            .opt_level(2);
+        // Only TF's include directories: its other compile flags (the
+        // libstdc++ ABI, Eigen's alignment) are for its C++ API.
+        for flag in cflags.iter().filter(|f| f.starts_with("-I")) {
             build.flag(flag);
         }
-        // TF's headers no longer carry its version (Bazel passes it), so we
-        // record the version that gave us these flags; see cpp/version.cc.
+        // The TF whose C API headers these kernels were compiled against,
+        // for messages (cpp/version.cc).
         build.define("RUSTFX_TF_VERSION", format!("\"{version}\"").as_str());
         // The op and kernel registrations are static initializers nothing
         // references: without +whole-archive the linker drops them.
@@ -55,7 +60,7 @@ mod tensorflow {
                 // Lets the library also load outside Python (C++ tests, serving).
                 println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,{dir}");
                 // Installed from a wheel, rustfx/ sits beside tensorflow/ in
-                // site-packages, wherever the build's TF was.
+                // site-packages, wherever the user's TF is.
                 println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,$ORIGIN/../tensorflow");
             } else if let Some(lib) = flag.strip_prefix("-l:") {
                 println!("cargo:rustc-link-lib=dylib:+verbatim={lib}");
@@ -96,23 +101,6 @@ mod tensorflow {
 
     fn split(flags: &str) -> Vec<String> {
         flags.split_whitespace().map(str::to_string).collect()
-    }
-
-    /// The cxx runtime (cxx.cc) is compiled by the cxx crate's own build
-    /// script, which only sees CXXFLAGS: warn if it may use another ABI.
-    fn check_abi_flag(cflags: &[String]) {
-        let abi = cflags
-            .iter()
-            .find(|f| f.starts_with("-D_GLIBCXX_USE_CXX11_ABI="));
-        if let Some(abi) = abi {
-            let cxxflags = env::var("CXXFLAGS").unwrap_or_default();
-            if !cxxflags.contains(abi.as_str()) {
-                println!(
-                    "cargo:warning=TensorFlow uses {abi} but CXXFLAGS does not pass it to the cxx \
-                     runtime; build with `make build` or export CXXFLAGS={abi}"
-                );
-            }
-        }
     }
 }
 

@@ -1,6 +1,7 @@
 // A run of documents handed to Rust in one call (src/bridge.rs): on short
 // records (a URL, a command line) a call per document costs as much as the
-// work. Consecutive elements of a string tensor, or one buffer (a file just
+// work. Consecutive elements of a string tensor (TF_TString, the C API's
+// string, read with its header-only accessors), or one buffer (a file just
 // read). Rust takes them all at once (`fill`).
 #ifndef RUSTFX_CPP_DOCUMENT_CHUNK_H_
 #define RUSTFX_CPP_DOCUMENT_CHUNK_H_
@@ -10,13 +11,18 @@
 #include <cstdint>
 
 #include "rust/cxx.h"
-#include "tensorflow/core/platform/tstring.h"
+#include "tensorflow/c/tf_tstring.h"
 
 namespace rustfx {
 
+inline rust::Slice<const uint8_t> AsBytes(const TF_TString& s) {
+  return rust::Slice<const uint8_t>(reinterpret_cast<const uint8_t*>(TF_TString_GetDataPointer(&s)),
+                                    TF_TString_GetSize(&s));
+}
+
 class DocumentChunk {
  public:
-  DocumentChunk(const tensorflow::tstring* strings, size_t n) : strings_(strings), n_(n) {}
+  DocumentChunk(const TF_TString* strings, size_t n) : strings_(strings), n_(n) {}
   explicit DocumentChunk(rust::Slice<const uint8_t> one) : one_(one), n_(1) {}
 
   size_t len() const { return n_; }
@@ -26,14 +32,11 @@ class DocumentChunk {
       if (n > 0) docs[0] = one_;
       return;
     }
-    for (size_t i = 0; i < n; ++i) {
-      const tensorflow::tstring& s = strings_[i];
-      docs[i] = rust::Slice<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-    }
+    for (size_t i = 0; i < n; ++i) docs[i] = AsBytes(strings_[i]);
   }
 
  private:
-  const tensorflow::tstring* strings_ = nullptr;
+  const TF_TString* strings_ = nullptr;
   rust::Slice<const uint8_t> one_;
   size_t n_;
 };

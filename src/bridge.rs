@@ -78,6 +78,13 @@ mod ffi {
         /// holds `len()`): one call per chunk, not per document (a call
         /// each was 3% of whitespace ids of log lines).
         fn fill<'a>(self: &'a DocumentChunk, docs: &mut [&'a [u8]]);
+
+        include!("rustfx/cpp/chunk_work.h");
+        /// An op call's work on one chunk of its batch (cpp/chunk_work.h),
+        /// which `run_chunks` runs on its threads. `run` catches every
+        /// error itself.
+        type ChunkWork;
+        fn run(self: &ChunkWork, chunk: usize);
     }
 
     // ---- Rust functions the kernels call ------------------------------------
@@ -155,10 +162,12 @@ mod ffi {
             row_ends: &mut Vec<u64>,
         ) -> Result<()>;
 
-        /// What Python asks of the core: "registry" (the table as JSON),
-        /// "spec" (the canonical JSON of `spec`), "feature_names" (the
-        /// name of each value of its rows).
-        fn spec_query(query: &str, spec: &str) -> Result<Vec<String>>;
+        /// Runs `work` on every chunk `c < chunks`, on at most `threads`
+        /// threads, the caller's included (`op_threads::run_chunks`).
+        fn run_chunks(work: &ChunkWork, chunks: usize, threads: usize);
+        /// The threads a kernel's calls may use, from its session's
+        /// serialized ConfigProto (`op_threads::call_threads`).
+        fn call_threads(config_proto: &[u8]) -> usize;
 
         fn check_max_bytes(max_bytes: i64) -> Result<()>;
 
@@ -410,8 +419,22 @@ fn documents(chunk: &ffi::DocumentChunk) -> Vec<&[u8]> {
     docs
 }
 
-fn spec_query(query: &str, spec: &str) -> BridgeResult<Vec<String>> {
-    guard("spec_query", || crate::spec::query(query, spec))
+// ---- Threads -------------------------------------------------------------------
+
+// SAFETY: `ChunkWork::run` is a const method of an object that only reads
+// its captured state and writes each chunk's own part of the outputs (or
+// records an error under a mutex): cpp/chunk_work.h says so where the type
+// is defined. Sharing `&ChunkWork` between the pool's threads is what
+// `run_chunks` does.
+#[allow(unsafe_code)]
+unsafe impl Sync for ffi::ChunkWork {}
+
+fn run_chunks(work: &ffi::ChunkWork, chunks: usize, threads: usize) {
+    crate::op_threads::run_chunks(chunks, threads, &|c| work.run(c));
+}
+
+fn call_threads(config_proto: &[u8]) -> usize {
+    crate::op_threads::call_threads(crate::op_threads::intra_op_threads(config_proto))
 }
 
 // ---- Reading files -------------------------------------------------------------

@@ -26,6 +26,9 @@ pub mod extractor;
 pub mod hashing;
 pub mod names;
 pub mod ngrams;
+// The op library's threads (a rayon pool, TF's C API having none).
+#[cfg(any(test, feature = "tensorflow"))]
+pub(crate) mod op_threads;
 pub mod pe;
 pub mod printable_strings;
 pub mod read;

@@ -1,4 +1,9 @@
-"""Loads the rustfx op library once, eagerly, after checking its TF version.
+"""Loads the rustfx op library once, eagerly.
+
+The kernels use only TensorFlow's C kernel API, so one library serves every
+TF minor from SUPPORTED[0] to SUPPORTED[1], each tested (docs/matrix.md).
+An older TF is refused with a message saying which versions this rustfx
+supports; a newer minor is tried, and a failure says that it is untested.
 
 Eager loading matters: a SavedModel that uses rustfx ops only loads after the
 ops are registered, so `import rustfx` must register them (a lazy load
@@ -9,17 +14,20 @@ tensorflow/addons#1151).
 import glob
 import os
 import re
+import warnings
 
 import tensorflow as tf
 
 LIBRARY_ENV = "RUSTFX_LIBRARY"
+#: The TF minor versions this rustfx is tested with (inclusive).
+SUPPORTED = ((2, 16), (2, 21))
 _MARKER = b"rustfx-built-against-tensorflow="
 
 
 def library_path():
     """The op library: $RUSTFX_LIBRARY, else the one beside this file: the
-    wheel's `_rustfx_ops.<python tag>.so`, or the `_rustfx_ops.so` that
-    `make build` copies into a checkout."""
+    wheel's `_rustfx_ops*.so`, or the `_rustfx_ops.so` that `make build`
+    copies into a checkout."""
     if os.environ.get(LIBRARY_ENV):
         return os.environ[LIBRARY_ENV]
     here = os.path.dirname(os.path.abspath(__file__))
@@ -28,8 +36,8 @@ def library_path():
 
 
 def built_against(path):
-    """The TF version string compiled into the library, read from its bytes
-    (without loading it: loading a mismatched kernel library can crash)."""
+    """The TF version whose C API headers the library was compiled against,
+    read from its bytes (without loading it)."""
     with open(path, "rb") as f:
         data = f.read()
     start = data.find(_MARKER)
@@ -41,7 +49,12 @@ def built_against(path):
 
 def _minor(version):
     match = re.match(r"(\d+)\.(\d+)", version or "")
-    return match.groups() if match else None
+    return tuple(int(x) for x in match.groups()) if match else None
+
+
+def _supported_text():
+    (a, b), (c, d) = SUPPORTED
+    return f"TensorFlow {a}.{b} to {c}.{d}"
 
 
 def load():
@@ -49,19 +62,32 @@ def load():
     if not os.path.exists(path):
         raise ImportError(
             f"rustfx: the op library {path} does not exist. Install rustfx "
-            f"with `pip install .`, or in a checkout build it with `make "
-            f"build` (or set {LIBRARY_ENV} to a built librustfx.so).")
-    built = built_against(path)
-    running = tf.__version__
-    if built is None or _minor(built) != _minor(running):
+            f"with `pip install rustfx-*.whl` (or `pip install .`), or in a "
+            f"checkout build it with `make build` (or set {LIBRARY_ENV} to a "
+            f"built op library).")
+    running = _minor(tf.__version__)
+    if running is not None and running < SUPPORTED[0]:
         raise ImportError(
-            f"rustfx: {path} was built against TensorFlow {built}, but "
-            f"TensorFlow {running} is running. The C++ kernel ABI changes "
-            f"between TF minor versions: reinstall rustfx with this TF "
-            f"(`pip install --no-build-isolation .`) or rebuild with `make "
-            f"build` using this Python (PYTHON=...), or install "
-            f"tensorflow-cpu=={built}.")
-    return tf.load_op_library(path)
+            f"rustfx: TensorFlow {tf.__version__} is older than this rustfx "
+            f"supports ({_supported_text()}): its C kernel API lacks what the "
+            f"ops use. Install a supported TensorFlow, e.g. "
+            f"`pip install 'tensorflow-cpu>={SUPPORTED[0][0]}.{SUPPORTED[0][1]}'`.")
+    newer = running is not None and running > SUPPORTED[1]
+    try:
+        ops = tf.load_op_library(path)
+    except Exception as e:
+        if newer:
+            raise ImportError(
+                f"rustfx: the op library {path} failed to load in TensorFlow "
+                f"{tf.__version__}, newer than this rustfx is tested with "
+                f"({_supported_text()}): {e}") from e
+        raise
+    if newer:
+        warnings.warn(
+            f"rustfx: TensorFlow {tf.__version__} is newer than this rustfx is "
+            f"tested with ({_supported_text()}); its op library loaded.",
+            stacklevel=3)
+    return ops
 
 
 ops = load()

@@ -1,8 +1,10 @@
 """Reading files in Rust: bounded, non-blocking, errors that name the path."""
 
 import collections
+import functools
 
 import tensorflow as tf
+from tensorflow.python.eager.context import eager_mode as _eager_mode
 
 from rustfx._common import Files, no_autograph, ops, strings
 
@@ -34,6 +36,7 @@ def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise",
       with_status.
     """
     paths = strings(paths, "paths")
+    check_read_parameters(max_bytes, on_error)
     with tf.name_scope(name or "read_files"):
         contents, codes, messages = ops.Rustfx_ReadFiles(
             paths=paths, max_bytes=max_bytes, on_error=on_error)
@@ -62,7 +65,28 @@ def files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise"):
       paths: tf.string tensor of any shape; the output has its shape.
       max_bytes, on_error: as for read_files.
     """
+    check_read_parameters(max_bytes, on_error)
     return Files(paths, max_bytes, on_error)
+
+
+@functools.lru_cache(maxsize=256)
+def _check_read_parameters(max_bytes, on_error):
+    # The kernel's constructor checks them with the core's rules and
+    # messages; in a graph it is only built when the graph runs (a TF C API
+    # shape function cannot read int or string attrs), so build it once
+    # here, eagerly, on no paths.
+    with tf.init_scope(), _eager_mode():
+        ops.Rustfx_ReadFiles(paths=tf.constant([], tf.string), max_bytes=max_bytes,
+                             on_error=on_error)
+
+
+def check_read_parameters(max_bytes, on_error):
+    """InvalidArgumentError with the core's message unless `max_bytes` and
+    `on_error` are what read_files accepts."""
+    try:
+        _check_read_parameters(max_bytes, on_error)
+    except TypeError:  # unhashable: not an int or a string anyway
+        _check_read_parameters.__wrapped__(max_bytes, on_error)
 
 
 @no_autograph

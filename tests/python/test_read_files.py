@@ -143,14 +143,21 @@ def test_bad_on_error():
         rustfx.read_files(["/etc/hostname"], on_error="ignore")
 
 
-def test_version_mismatch_is_explained(tmp_path, monkeypatch):
+def test_unsupported_tensorflow_versions_are_explained(tmp_path, monkeypatch):
+    # One op library serves TF 2.16-2.21 (TF's C kernel API): an older TF is
+    # refused with the supported range; a newer minor is tried, with a
+    # warning, and a failure to load says it is untested.
     from rustfx import _loader
-    fake = tmp_path / "lib.so"
-    fake.write_bytes(b"\0rustfx-built-against-tensorflow=1.15.0\0")
-    monkeypatch.setenv(_loader.LIBRARY_ENV, str(fake))
-    with pytest.raises(ImportError, match="built against TensorFlow 1.15.0.*make build"):
+    monkeypatch.setattr(tf, "__version__", "2.15.1")
+    with pytest.raises(ImportError, match=r"older than this rustfx supports "
+                                          r"\(TensorFlow 2\.16 to 2\.21\)"):
         _loader.load()
-    assert _loader.built_against(_loader.library_path()) == "1.15.0"
-    np.testing.assert_equal(_loader.built_against(
-        os.path.join(os.path.dirname(_loader.__file__), "_rustfx_ops.so"))
-        .split(".")[:2], tf.__version__.split(".")[:2])
+    monkeypatch.setattr(tf, "__version__", "2.99.0")
+    with pytest.warns(UserWarning, match=r"2\.99\.0 is newer than .* tested with"):
+        assert _loader.load() is not None
+    fake = tmp_path / "lib.so"
+    fake.write_bytes(b"\0rustfx-built-against-tensorflow=2.21.0\0")
+    monkeypatch.setenv(_loader.LIBRARY_ENV, str(fake))
+    with pytest.raises(ImportError, match=r"failed to load in TensorFlow 2\.99\.0, newer"):
+        _loader.load()
+    assert _loader.built_against(_loader.library_path()) == "2.21.0"
