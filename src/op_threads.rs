@@ -106,56 +106,22 @@ pub fn run_chunks(chunks: usize, threads: usize, work: &(dyn Fn(usize) + Sync)) 
 
 /// `intra_op_parallelism_threads` (field 2) of a serialized
 /// `tensorflow.ConfigProto`, 0 when it is absent or the bytes are not a
-/// message (read by hand: a varint walk over the top-level fields, so the
-/// op library needs no protobuf).
+/// message.
 pub fn intra_op_threads(config_proto: &[u8]) -> usize {
-    let mut rest = config_proto;
-    let mut threads = 0u64;
-    while !rest.is_empty() {
-        let Some(key) = varint(&mut rest) else {
-            return 0;
-        };
-        let (field, wire_type) = (key >> 3, key & 7);
-        let value = match wire_type {
-            0 => varint(&mut rest),
-            1 => skip(&mut rest, 8).map(|_| 0),
-            2 => varint(&mut rest).and_then(|len| {
-                usize::try_from(len)
-                    .ok()
-                    .and_then(|len| skip(&mut rest, len).map(|_| 0))
-            }),
-            5 => skip(&mut rest, 4).map(|_| 0),
+    let threads = crate::wire::fields(config_proto)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(field, value)| match value {
+            crate::wire::Value::Varint(n) if field == 2 => Some(n),
             _ => None,
-        };
-        let Some(value) = value else {
-            return 0;
-        };
-        if field == 2 && wire_type == 0 {
-            threads = value;
-        }
-    }
-    // An int32 field: negative values are sign-extended to 10 bytes.
+        })
+        .last()
+        .unwrap_or(0);
+    // An int32 field: a negative value is sign-extended to 64 bits.
     usize::try_from(threads)
         .ok()
         .filter(|&n| n <= i32::MAX as usize)
         .unwrap_or(0)
-}
-
-fn varint(bytes: &mut &[u8]) -> Option<u64> {
-    let mut value = 0u64;
-    for (i, &b) in bytes.iter().enumerate().take(10) {
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            *bytes = &bytes[i + 1..];
-            return Some(value);
-        }
-    }
-    None
-}
-
-fn skip(bytes: &mut &[u8], n: usize) -> Option<()> {
-    *bytes = bytes.get(n..)?;
-    Some(())
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 
 #[allow(unsafe_code)]
 mod ffi;
+pub mod graph_specs;
 pub mod signature;
 
 pub use ffi::{version, Endpoint, Library, SavedModel, Tensor, Values};

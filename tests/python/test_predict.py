@@ -10,6 +10,7 @@ error, never a crash or a hang.
 """
 
 import codecs
+import json
 import os
 import re
 import subprocess
@@ -20,6 +21,7 @@ import tensorflow as tf
 
 import rustfx
 from rustfx import _loader
+from rustfx._loader import ops
 from hostile_files import assert_each_reported, unreadable_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -328,3 +330,28 @@ def test_rust_unit_tests(predict):
                          text=True, env=ENV, timeout=600)
     assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
     assert re.search(r"test result: ok\. \d+ passed; 0 failed", out.stdout), out.stdout[-2000:]
+
+
+def test_a_spec_of_another_output_version_is_refused_at_load(predict, tmp_path):
+    # A SavedModel whose op carries a spec this build does not compute (as
+    # one made by a future rustfx would): the C API's shape functions cannot
+    # read specs, so rustfx-predict reads them from the MetaGraphDef and
+    # refuses before reading any file.
+    spec = json.loads(rustfx.FeatureSpec("byte_histogram").to_json())
+    spec["output_version"] = 999
+
+    class Future(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def serve(self, contents):
+            return {"h": ops.Rustfx_DenseRows(input=contents, spec=json.dumps(spec),
+                                                     Tout=tf.float32)}
+
+    path = str(tmp_path / "future")
+    module = Future()
+    tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
+    out = run(predict, "--ops", OPS, "--model", path, "/etc/hostname")
+    assert out.returncode != 0 and out.stdout == b""
+    message = out.stderr.decode()
+    assert "Rustfx>DenseRows" in message, message
+    assert "made for output version 999 of byte_histogram" in message, message
+    assert "computes output version 1" in message, message
