@@ -4,6 +4,10 @@
 //! The same registry, reader and SHA-256 as the ops, so the same bytes give
 //! the same rows (tests/python/test_corpus.py compares them with the ops).
 //!
+//! Python's spec queries go through it too (`rustfx_spec_query`, for
+//! `python/rustfx/spec.py`): no op runs, so they work while a tf.function
+//! is traced.
+//!
 //! Every cdylib exports it; `make build` copies the one built without the
 //! `tensorflow` feature to `python/rustfx/_rustfx_core.so`.
 //!
@@ -25,7 +29,7 @@ use std::ffi::{c_char, CString};
 use std::ptr;
 
 /// The layout of this ABI; `_core.py` refuses a library of another one.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// [`ABI_VERSION`].
 #[no_mangle]
@@ -100,7 +104,8 @@ unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8]> {
     Ok(unsafe { std::slice::from_raw_parts(data, len) })
 }
 
-/// Frees a message written by an entry point.
+/// Frees a message (or a [`rustfx_spec_query`] answer) written by an
+/// entry point.
 ///
 /// # Safety
 /// Pointers as the module doc says: handles from their `_new` (or
@@ -108,8 +113,69 @@ unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8]> {
 #[no_mangle]
 pub unsafe extern "C" fn rustfx_message_free(message: *mut c_char) {
     if !message.is_null() {
-        // SAFETY: `message` came from `CString::into_raw` in `report`.
+        // SAFETY: `message` came from `CString::into_raw` in `report` or
+        // `rustfx_spec_query`.
         drop(unsafe { CString::from_raw(message) });
+    }
+}
+
+/// `len` bytes at `data` as UTF-8; `what` names them in the refusal.
+unsafe fn text<'a>(data: *const u8, len: usize, what: &str) -> Result<&'a str> {
+    // SAFETY: the caller passes `len` readable bytes at `data`.
+    let raw = unsafe { bytes(data, len) }?;
+    std::str::from_utf8(raw).map_err(|_| Error::invalid_argument(format!("{what} must be UTF-8")))
+}
+
+/// The core's answer to a spec query (`crate::spec::query`): `query` is
+/// "registry" (the registry as JSON), "spec" (the canonical JSON of
+/// `spec`) or "feature_names" (the name of each value of `spec`'s rows);
+/// `query_len` and `spec_len` bytes of UTF-8. On success, true and
+/// `*answer` a NUL-terminated JSON array of the answer's strings,
+/// `*answer_len` bytes before the NUL, freed with [`rustfx_message_free`];
+/// on refusal, false, nothing in `*answer`, and the core's message.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_spec_query(
+    query: *const u8,
+    query_len: usize,
+    spec: *const u8,
+    spec_len: usize,
+    answer: *mut *mut c_char,
+    answer_len: *mut usize,
+    message: *mut *mut c_char,
+) -> bool {
+    let outcome = catch_panic("rustfx_spec_query", || {
+        if answer.is_null() || answer_len.is_null() {
+            return Err(Error::invalid_argument("no room for the answer"));
+        }
+        // SAFETY: the caller passes `query_len` and `spec_len` readable bytes.
+        let query = unsafe { text(query, query_len, "a spec query") }?;
+        let spec = unsafe { text(spec, spec_len, "a feature spec") }?;
+        let lines = crate::spec::query(query, spec)?;
+        // JSON escapes every control character, so no NUL is inside.
+        let json = serde_json::to_string(&lines)
+            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        let len = json.len();
+        let json =
+            CString::new(json).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        Ok((json, len))
+    });
+    match outcome {
+        Ok((json, len)) => {
+            // SAFETY: both are non-null (checked above) and writable.
+            unsafe {
+                *answer = json.into_raw();
+                *answer_len = len;
+            }
+            true
+        }
+        Err(e) => {
+            report(&e, message);
+            false
+        }
     }
 }
 
@@ -519,6 +585,82 @@ mod tests {
         assert!(
             unsafe { rustfx_extractor_new(spec.as_ptr(), spec.len(), ptr::null_mut()) }.is_null()
         );
+    }
+
+    /// `rustfx_spec_query`'s answer (the JSON array's strings) or message.
+    fn query(what: &str, spec: &str) -> std::result::Result<Vec<String>, String> {
+        let (mut answer, mut len, mut message) = (ptr::null_mut(), 0, ptr::null_mut());
+        let ok = unsafe {
+            rustfx_spec_query(
+                what.as_ptr(),
+                what.len(),
+                spec.as_ptr(),
+                spec.len(),
+                &mut answer,
+                &mut len,
+                &mut message,
+            )
+        };
+        let taken = if ok { answer } else { message };
+        assert!(!taken.is_null());
+        // SAFETY: written by `rustfx_spec_query`, NUL-terminated.
+        let text = unsafe { std::ffi::CStr::from_ptr(taken) }
+            .to_str()
+            .unwrap()
+            .to_owned();
+        unsafe { rustfx_message_free(taken) };
+        if !ok {
+            return Err(text);
+        }
+        assert_eq!(text.len(), len);
+        Ok(serde_json::from_str(&text).unwrap())
+    }
+
+    #[test]
+    fn spec_queries_are_the_cores() {
+        let cases = [
+            ("registry", ""),
+            ("spec", r#"{"extractor": "byte_histogram"}"#),
+            (
+                "spec",
+                r#"{"extractor": "byte_histogram", "params": {"x": 1}}"#,
+            ),
+            ("feature_names", r#"{"extractor": "general_file_info"}"#),
+            ("feature_names", r#"{"extractor": "byte_histogram"}"#),
+            ("feature_names", "not json"),
+            ("nonsense", ""),
+        ];
+        for (what, spec) in cases {
+            let want = crate::spec::query(what, spec).map_err(|e| e.to_string());
+            assert_eq!(query(what, spec), want, "{what} {spec}");
+        }
+        // Wrong calls: refused with a message, nothing written.
+        let mut message = ptr::null_mut();
+        let bad = [0xffu8];
+        assert!(!unsafe {
+            rustfx_spec_query(
+                b"spec".as_ptr(),
+                4,
+                bad.as_ptr(),
+                1,
+                &mut ptr::null_mut(),
+                &mut 0,
+                &mut message,
+            )
+        });
+        assert!(!message.is_null());
+        unsafe { rustfx_message_free(message) };
+        assert!(!unsafe {
+            rustfx_spec_query(
+                b"registry".as_ptr(),
+                8,
+                ptr::null(),
+                0,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        });
     }
 
     #[test]

@@ -4,17 +4,21 @@ A Ray corpus worker (rustfx.corpus) reads, hashes and extracts with this,
 so it never imports TensorFlow (about 5 s and hundreds of MB per worker).
 Same registry, reader and SHA-256 as the ops: the rows are the same bits
 (tests/python/test_corpus.py compares them with the ops). Needs only numpy.
+
+rustfx.spec checks and completes specs with it too (spec_query): no op
+runs, so that works the same while a tf.function is traced.
 """
 
 import ctypes
 import functools
 import glob
+import json
 import os
 
 import numpy as np
 
 #: The C ABI layout this module speaks (src/c_abi.rs, ABI_VERSION).
-ABI_VERSION = 1
+ABI_VERSION = 2
 #: Default `max_bytes` of read_files and corpus extraction: larger files
 #: are truncated to this.
 DEFAULT_MAX_BYTES = 64 << 20
@@ -58,6 +62,9 @@ def _lib():
         ("rustfx_output_array", c.c_bool,
          [c.c_void_p, c.c_uint32, out_bytes, c.POINTER(c.c_size_t)]),
         ("rustfx_output_free", None, [c.c_void_p]),
+        ("rustfx_spec_query", c.c_bool,
+         [c.c_char_p, c.c_size_t, c.c_char_p, c.c_size_t, out_bytes,
+          c.POINTER(c.c_size_t), out_bytes]),
     ]:
         function = getattr(lib, name)
         function.restype = restype
@@ -77,6 +84,27 @@ def _taken_message(pointer):
         return ctypes.string_at(pointer.value).decode("utf-8", "replace")
     finally:
         _lib().rustfx_message_free(pointer.value)
+
+
+def spec_query(query, spec=""):
+    """The core's answer to a spec query (src/spec/mod.rs, `query`), a list
+    of str: "registry" ([the registry as JSON]), "spec" ([the canonical
+    JSON of `spec`]) or "feature_names" (the name of each value of `spec`'s
+    rows). ValueError with the core's message when it refuses."""
+    lib = _lib()
+    # surrogatepass: a lone surrogate reaches the core, which refuses the
+    # bytes as not UTF-8, rather than failing here with another message.
+    query_bytes = query.encode("utf-8", "surrogatepass")
+    spec_bytes = spec.encode("utf-8", "surrogatepass")
+    answer, length, message = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
+    if not lib.rustfx_spec_query(query_bytes, len(query_bytes), spec_bytes, len(spec_bytes),
+                                 ctypes.byref(answer), ctypes.byref(length),
+                                 ctypes.byref(message)):
+        raise ValueError(_taken_message(message))
+    try:
+        return json.loads(ctypes.string_at(answer.value, length.value).decode("utf-8"))
+    finally:
+        lib.rustfx_message_free(answer.value)
 
 
 class Extractor:

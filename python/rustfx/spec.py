@@ -2,9 +2,9 @@
 
 A spec names an extractor, gives every parameter (defaults filled in) and
 states its output and its output version. The Rust core owns the rules:
-this module asks it (through the op library) to check and complete each
-spec, so Python, the ops, `rustfx-features --spec` and the Rust API accept
-and refuse exactly the same specs, with the same messages.
+this module asks it (through its C ABI, rustfx._core) to check and
+complete each spec, so Python, the ops, `rustfx-features --spec` and the
+Rust API accept and refuse exactly the same specs, with the same messages.
 
     spec = rustfx.FeatureSpec("byte_entropy_histogram", window=1024)
     spec.to_json()    # '{"extractor":"byte_entropy_histogram",...}'
@@ -22,23 +22,22 @@ import functools
 import json
 
 import tensorflow as tf
-from tensorflow.python.eager.context import eager_mode as _eager_mode
 
+from rustfx import _core
 from rustfx._common import documents, invalid, no_autograph, ops
 
 __all__ = ["FeatureSpec", "extract", "registry"]
 
 
 def _ask(query, spec=""):
-    """The core's answer (rustfx's spec::query), run eagerly even while a
-    tf.function or a tf.Graph is being built; a refusal is
-    InvalidArgumentError with the core's message."""
-    with tf.init_scope(), _eager_mode():
-        answer = [line.decode() for line in
-                  ops.Rustfx_SpecQuery(query=query, spec=spec).numpy()]
-    if answer[0]:
-        raise invalid(answer[0])
-    return answer[1:]
+    """The core's answer (rustfx's spec::query, through the C ABI: no op
+    runs, so this works the same eagerly, in a tf.function being traced or
+    in a tf.Graph); a refusal is InvalidArgumentError with the core's
+    message."""
+    try:
+        return _core.spec_query(query, spec)
+    except ValueError as e:
+        raise invalid(str(e)) from None
 
 
 @functools.lru_cache(maxsize=None)
@@ -177,7 +176,11 @@ def extract(spec, contents, *, name=None):
 
 def extract_spec(spec, contents, name=None):
     """extract() without its AutoGraph wrapper, for the wrappers (already
-    wrapped) to call: a wrapper layer costs ~15 us a call."""
+    wrapped) to call: a wrapper layer costs ~15 us a call.
+
+    The static shapes are set here, from the spec: the ops' shape functions
+    cannot read the spec attr, so they know only contents.shape + [None]
+    (dense), [None] values and row splits (ragged, sparse)."""
     if not isinstance(spec, FeatureSpec):
         spec = FeatureSpec.from_json(spec)
     contents, source = documents(contents)
@@ -185,7 +188,10 @@ def extract_spec(spec, contents, name=None):
     attrs = dict(input=contents, spec=spec._json, **source)
     if out["kind"] == "dense":
         # A DType, not its name: the op's eager fast path takes only that.
-        return ops.Rustfx_DenseRows(Tout=tf.as_dtype(out["dtype"]), name=name, **attrs)
+        rows = ops.Rustfx_DenseRows(Tout=tf.as_dtype(out["dtype"]), name=name, **attrs)
+        if not tf.executing_eagerly():  # an eager tensor's shape is already whole
+            rows.set_shape(contents.shape.concatenate(out["shape"]))
+        return rows
     with tf.name_scope(name or spec.extractor):
         if out["kind"] == "ragged":
             op = ops.Rustfx_RaggedStrings if out["dtype"] == "string" else ops.Rustfx_RaggedIds
@@ -204,13 +210,19 @@ def extract_spec(spec, contents, name=None):
 
 
 def _ragged(values, splits, contents):
-    """Rebuilds contents.shape + [None] from rows over the flattened input."""
+    """Rebuilds contents.shape + [None] from rows over the flattened input,
+    with every static dimension contents has."""
     rank = contents.shape.rank
     if rank == 0:
         return values
+    n = contents.shape.num_elements()
+    if n is not None and not tf.executing_eagerly():
+        splits.set_shape([n + 1])
     ragged = tf.RaggedTensor.from_row_splits(values, splits, validate=False)
     dims = tf.shape(contents, out_type=tf.int64)
     for axis in range(rank - 1, 0, -1):
+        length = contents.shape[axis]
         ragged = tf.RaggedTensor.from_uniform_row_length(
-            ragged, dims[axis], validate=False)
+            ragged, dims[axis] if length is None else tf.constant(length, tf.int64),
+            validate=False)
     return ragged

@@ -78,6 +78,44 @@ def test_bad_specs_fail_with_the_core_message():
         rustfx.FeatureSpec("string_features", foo=1)
 
 
+def test_spec_queries_run_no_op_and_work_while_tracing():
+    """Specs are checked through the core's C ABI, not an op: the same
+    answers and refusals in a tf.function being traced and in a tf.Graph,
+    and nothing is added to the graph."""
+    from rustfx import _core
+    want = rustfx.FeatureSpec("byte_entropy_histogram", window=512)
+    names = rustfx.FeatureSpec("general_file_info").feature_names()
+    seen = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def traced(x):
+        seen.append(rustfx.FeatureSpec.from_json(want.to_json()))
+        seen.append(rustfx.FeatureSpec("general_file_info").feature_names())
+        with pytest.raises(tf.errors.InvalidArgumentError, match="no parameter 'windw'"):
+            rustfx.FeatureSpec.from_json({"extractor": "byte_histogram",
+                                          "params": {"windw": 3}})
+        return x
+    graph = traced.get_concrete_function().graph
+    assert seen == [want, names]
+    assert not [op for op in graph.get_operations() if op.type.startswith("Rustfx")]
+
+    with tf.Graph().as_default() as graph:
+        assert rustfx.FeatureSpec.from_json(want.to_json()) == want
+        assert rustfx.FeatureSpec("general_file_info").feature_names() == names
+        with pytest.raises(tf.errors.InvalidArgumentError, match="does not name its values"):
+            want.feature_names()
+        assert graph.get_operations() == []
+
+    # The core's own answers and refusals, as _core gives them.
+    assert _core.spec_query("feature_names", rustfx.FeatureSpec("general_file_info").to_json()) \
+        == names
+    assert [e["name"] for e in json.loads(_core.spec_query("registry")[0])] == list(REGISTRY)
+    with pytest.raises(ValueError, match="query must be one of"):
+        _core.spec_query("nonsense")
+    with pytest.raises(ValueError, match="must be UTF-8"):
+        _core.spec_query("spec", "\ud800")
+
+
 # ---- Defaults: Python signatures, Keras layers and the core agree ----------
 
 def default_drift(name):

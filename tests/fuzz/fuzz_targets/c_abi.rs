@@ -12,7 +12,10 @@
 //!   values; otherwise n + 1 row splits from 0, non-decreasing, ending at
 //!   the number of values (strings: of string ends; sparse: indices as
 //!   many as values);
-//! - calls with null handles or pointers fail without crashing.
+//! - calls with null handles or pointers fail without crashing;
+//! - `rustfx_spec_query` on the spec bytes answers a JSON array of strings
+//!   or refuses with a message, and a canonical spec is its own canonical
+//!   form.
 //!
 //! Extractors whose outputs are huge (a width above 2^16) are only built.
 #![no_main]
@@ -38,10 +41,57 @@ fn splits(output: *const Output) -> Vec<i64> {
     unsafe { std::slice::from_raw_parts(data.cast::<i64>(), len) }.to_vec()
 }
 
+/// `rustfx_spec_query(what, spec)`: checks it against the core's
+/// `spec::query` (accepts and refuses alike, the refusal the core's
+/// message, the answer a JSON array) and returns whether it answered.
+fn query(what: &str, spec: &[u8]) -> bool {
+    let (mut answer, mut len, mut message) = (ptr::null_mut(), 0, ptr::null_mut());
+    // SAFETY: both inputs are their length's readable bytes; the outs are writable.
+    let ok = unsafe {
+        rustfx_spec_query(
+            what.as_ptr(),
+            what.len(),
+            spec.as_ptr(),
+            spec.len(),
+            &mut answer,
+            &mut len,
+            &mut message,
+        )
+    };
+    let taken = if ok { answer } else { message };
+    assert!(!taken.is_null(), "an answer, or a refusal with a message");
+    // SAFETY: written by rustfx_spec_query, NUL-terminated; freed once.
+    let text = unsafe { std::ffi::CStr::from_ptr(taken) }
+        .to_string_lossy()
+        .into_owned();
+    unsafe { rustfx_message_free(taken) };
+    let core = std::str::from_utf8(spec)
+        .ok()
+        .map(|spec| rustfx::spec::query(what, spec));
+    match core {
+        Some(Ok(_)) => {
+            assert!(ok, "the core answers {what}");
+            assert_eq!(text.len(), len);
+            assert!(text.starts_with('[') && text.ends_with(']'), "a JSON array");
+        }
+        Some(Err(e)) => assert_eq!((ok, text), (false, e.to_string())),
+        None => assert!(!ok, "non-UTF-8 is refused"),
+    }
+    ok
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&shape, spec)) = data.split_first() else {
         return;
     };
+    if query("spec", spec) {
+        let canonical = rustfx::spec::query("spec", std::str::from_utf8(spec).unwrap()).unwrap();
+        assert!(
+            query("spec", canonical[0].as_bytes()),
+            "a canonical spec is accepted"
+        );
+    }
+    query("feature_names", spec);
     let mut message = ptr::null_mut();
     // SAFETY: `spec` is `spec.len()` readable bytes; `message` is writable.
     let extractor = unsafe { rustfx_extractor_new(spec.as_ptr(), spec.len(), &mut message) };
