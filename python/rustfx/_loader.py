@@ -16,11 +16,22 @@ import os
 import re
 import warnings
 
-import tensorflow as tf
-
-LIBRARY_ENV = "RUSTFX_LIBRARY"
 #: The TF minor versions this rustfx is tested with (inclusive).
 SUPPORTED = ((2, 16), (2, 21))
+
+try:
+    import tensorflow as tf
+except ImportError as e:
+    # The wheel does not require a TensorFlow distribution (any of
+    # tensorflow, tensorflow-cpu, tf-nightly... would be replaced by the
+    # one it named): the user installs theirs.
+    raise ImportError(
+        f"rustfx needs TensorFlow {SUPPORTED[0][0]}.{SUPPORTED[0][1]} to "
+        f"{SUPPORTED[1][0]}.{SUPPORTED[1][1]}, which is not importable here ({e}). "
+        f"Install one, e.g. `pip install 'rustfx[tensorflow-cpu]'` or "
+        f"`pip install tensorflow`.") from e
+
+LIBRARY_ENV = "RUSTFX_LIBRARY"
 _MARKER = b"rustfx-built-against-tensorflow="
 
 
