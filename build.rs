@@ -4,6 +4,9 @@
 //! BUILD_NOTES.md for why each flag is there).
 
 fn main() {
+    // Without any rerun-if-changed, cargo would rerun this whenever any file
+    // of the package changed (and scan the whole tree, venvs included).
+    println!("cargo:rerun-if-changed=build.rs");
     #[cfg(feature = "tensorflow")]
     tensorflow::build();
     #[cfg(feature = "predict")]
