@@ -1,8 +1,9 @@
 //! Batch extraction for pure-Rust programs: one extractor over many
 //! documents, in parallel on rayon's pool.
 //!
-//! The TensorFlow kernels do not use this: they shard with TF's own
-//! `Shard()`, which respects tf.data's thread limits (see BUILD_NOTES.md).
+//! The TensorFlow kernels do not use this: they run chunks on their own
+//! rayon pool with the calling thread, and yield to other running calls
+//! (`op_threads`, BUILD_NOTES.md).
 //!
 //! ```
 //! use rustfx::batch::map_documents;

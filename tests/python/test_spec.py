@@ -203,8 +203,8 @@ def test_the_op_refuses_another_output_version():
         ops.Rustfx_DenseRows(input=[b"a"], spec=spec, Tout=tf.float32)
     assert_refused(e.value.message)
 
-    # In a graph the shape function refuses it when the op is added (TF
-    # reports shape-function errors at graph construction as ValueError).
+    # In a graph the kernel's constructor refuses it when the graph first
+    # runs, before any output (a C API shape function cannot read the spec).
     @tf.function
     def graph(x):
         return ops.Rustfx_DenseRows(input=x, spec=spec, Tout=tf.float32)
