@@ -277,8 +277,8 @@ struct RaggedIdsOp {
       RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 1, TF_INT64, {n + 1}, &splits));
       int64_t* row_splits = Data<int64_t>(splits);
       row_splits[0] = 0;
-      IdBuffer values;
-      if (!values.Reserve(room, 0)) return Internal(std::string(kName) + ": out of memory");
+      IdBuffer values(ctx);
+      RUSTFX_RETURN_IF_ERROR(values.Reserve(room, 0));
       int64_t used = 0;
       IdRows part;
       OpStatus status;
@@ -299,10 +299,8 @@ struct RaggedIdsOp {
             if (used + count > values.capacity()) {
               const int64_t done = first + rows;
               const int64_t expected = used + count + (used + count) / done * (n - done);
-              if (!values.Reserve(expected + expected / 8, used)) {
-                status = Internal(std::string(kName) + ": out of memory");
-                return;
-              }
+              status = values.Reserve(expected + expected / 8, used);
+              if (!status.ok()) return;
             }
             if (count > 0) {
               std::memcpy(values.data() + used, part.ids.data(), count * sizeof(int64_t));
@@ -310,10 +308,8 @@ struct RaggedIdsOp {
             used += count;
           }));
       RUSTFX_RETURN_IF_ERROR(status);
-      if (used < values.capacity() / 2 && !values.Reserve(used, used)) {
-        return Internal(std::string(kName) + ": out of memory");
-      }
-      return values.SetOutput(ctx, 0, used);
+      if (used < values.capacity() / 2) RUSTFX_RETURN_IF_ERROR(values.Reserve(used, used));
+      return values.SetOutput(0, used);
     }
 
     // The room ComputeInOrder starts with when `write_row_splits` could
@@ -341,8 +337,8 @@ struct RaggedIdsOp {
     OpStatus ComputeInPlace(TF_OpKernelContext* ctx, const Extractor& e, const StringInput& input,
                             bool* done) const {
       const int64_t n = input.size;
-      IdBuffer splits;
-      if (!splits.Reserve(n + 1, 0)) return Internal(std::string(kName) + ": out of memory");
+      IdBuffer splits(ctx);
+      RUSTFX_RETURN_IF_ERROR(splits.Reserve(n + 1, 0));
       int64_t* row_splits = splits.data();
       try {
         if (!e.write_row_splits(
@@ -366,7 +362,7 @@ struct RaggedIdsOp {
             if (end == begin) return;
             e.write_id_rows(chunk, rust::Slice<int64_t>(out + begin, end - begin));
           }));
-      return splits.SetOutput(ctx, 1, n + 1);
+      return splits.SetOutput(1, n + 1);
     }
   };
 };
