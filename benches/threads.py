@@ -7,7 +7,7 @@ For each setting, in a process of its own (RUSTFX_NUM_THREADS is read once):
   - map   files -> hashed_ngrams(rustfx.files(paths), output="sequence")
           over `--files` files in batches of 64, `num_parallel_calls`
           1 or AUTOTUNE: files/s, and CPU seconds per wall second (at most
-          the cores if nothing oversubscribes) and threads that ran;
+          the cores if nothing oversubscribes);
   - eager one call on a batch of 4,000 random 4 KiB records (byte 3-gram
           counts into 4096 buckets), best of `--repeat`: MB/s.
 Settings: the default pool (a thread per core) and RUSTFX_NUM_THREADS=1.
@@ -24,7 +24,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = r"""
-import glob, json, os, sys, time
+import json, os, sys, time
 import tensorflow as tf
 import rustfx
 sys.path.insert(0, os.path.join(sys.argv[1], "benches"))
@@ -40,22 +40,13 @@ ds = (tf.data.Dataset.from_tensor_slices(paths).batch(64)
       .prefetch(tf.data.AUTOTUNE))
 for _ in ds: pass
 
-def threads_that_ran():
-    out = {}
-    for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
-        fields = open(task + "/stat").read().rsplit(")", 1)[1].split()
-        out[task] = int(fields[11]) + int(fields[12])
-    return out
-
 best = None
 for _ in range(repeat):
-    before, cpu, wall = threads_that_ran(), time.process_time(), time.perf_counter()
+    cpu, wall = time.process_time(), time.perf_counter()
     for _ in ds: pass
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    after = threads_that_ran()
-    busy = sum(1 for t, ticks in after.items() if ticks - before.get(t, 0) > 0)
     if best is None or wall < best[0]:
-        best = (wall, cpu, busy)
+        best = (wall, cpu)
 docs = tf.constant([os.urandom(4096) for _ in range(4000)])
 f = lambda: rustfx.hashed_ngrams(docs, num_buckets=4096, tokenizer="byte", ngram_widths=(3,),
                                  output="counts")
@@ -63,7 +54,7 @@ f()
 eager = min((lambda t: (f(), time.perf_counter() - t)[1])(time.perf_counter())
             for _ in range(repeat))
 print(json.dumps({"files_per_s": files / best[0], "cpu_per_wall": best[1] / best[0],
-                  "threads_busy": best[2], "eager_mb_per_s": 4000 * 4096 / eager / 1e6}))
+                  "eager_mb_per_s": 4000 * 4096 / eager / 1e6}))
 """
 
 
@@ -83,15 +74,14 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores; {args.files} files, best of {args.repeat}")
-    print(f"{'pool':>10} {'map calls':>10} {'files/s':>9} {'CPU/wall':>9} {'threads':>8} "
-          f"{'eager MB/s':>11}")
+    print(f"{'pool':>10} {'map calls':>10} {'files/s':>9} {'CPU/wall':>9} {'eager MB/s':>11}")
     rows = {}
     for threads in (None, 1):
         for parallel in ("1", "autotune"):
             r = run(threads, parallel, args.files, args.repeat)
             rows[(threads, parallel)] = r
             print(f"{'default' if threads is None else threads:>10} {parallel:>10} "
-                  f"{r['files_per_s']:>9,.0f} {r['cpu_per_wall']:>9.2f} {r['threads_busy']:>8} "
+                  f"{r['files_per_s']:>9,.0f} {r['cpu_per_wall']:>9.2f} "
                   f"{r['eager_mb_per_s']:>11.0f}")
     scaling = rows[(None, "1")]["eager_mb_per_s"] / rows[(1, "1")]["eager_mb_per_s"]
     print(f"one large eager call, default pool vs one thread: {scaling:.2f}x")
