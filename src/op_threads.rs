@@ -115,7 +115,7 @@ pub fn intra_op_threads(config_proto: &[u8]) -> usize {
             crate::wire::Value::Varint(n) if field == 2 => Some(n),
             _ => None,
         })
-        .last()
+        .next_back()
         .unwrap_or(0);
     // An int32 field: a negative value is sign-extended to 64 bits.
     usize::try_from(threads)

@@ -39,6 +39,8 @@ pub fn fields(bytes: &[u8]) -> Option<Vec<(u64, Value<'_>)>> {
 }
 
 /// The embedded messages or strings of field `number` of `bytes`.
+// Used by rustfx-predict's MetaGraphDef reader (feature `predict`) only.
+#[cfg_attr(not(any(test, feature = "predict")), allow(dead_code))]
 pub fn bytes_fields(bytes: &[u8], number: u64) -> Option<Vec<&[u8]>> {
     Some(
         fields(bytes)?
