@@ -429,30 +429,15 @@ inline int64_t InputElements(TF_ShapeInferenceContext* ctx, TF_Status* status) {
 
 // ---- Threads and chunks --------------------------------------------------------
 
-// How many threads a kernel's calls may use (src/op_threads.rs): read from
-// its session's ConfigProto (intra_op_parallelism_threads) on the first
-// call, since construction has no access to it.
+// How many threads a kernel's calls may use (src/op_threads.rs):
+// RUSTFX_NUM_THREADS or the cores, read once. Not the session's
+// ConfigProto: TF's constant folding runs kernels with no function
+// library, where TF_GetSerializedConfigProto dereferences a null pointer
+// (a segfault in graph construction); the Python functions pass TF's
+// intra-op setting on through RUSTFX_NUM_THREADS instead.
 class ThreadBudget {
  public:
-  int64_t Get(TF_OpKernelContext* ctx) const {
-    int64_t threads = threads_.load(std::memory_order_relaxed);
-    if (threads > 0) return threads;
-    TF_Buffer* config = TF_NewBuffer();
-    TfStatus status;
-    TF_GetSerializedConfigProto(ctx, config, status.get());
-    rust::Slice<const uint8_t> bytes;
-    if (TF_GetCode(status.get()) == TF_OK && config->data != nullptr) {
-      bytes = rust::Slice<const uint8_t>(static_cast<const uint8_t*>(config->data),
-                                         config->length);
-    }
-    threads = static_cast<int64_t>(call_threads(bytes));
-    TF_DeleteBuffer(config);
-    threads_.store(threads, std::memory_order_relaxed);
-    return threads;
-  }
-
- private:
-  mutable std::atomic<int64_t> threads_{0};
+  int64_t Get(TF_OpKernelContext*) const { return static_cast<int64_t>(default_threads()); }
 };
 
 // Runs `work(c)` for c in [0, chunks) on at most `threads` threads.

@@ -165,9 +165,8 @@ mod ffi {
         /// Runs `work` on every chunk `c < chunks`, on at most `threads`
         /// threads, the caller's included (`op_threads::run_chunks`).
         fn run_chunks(work: &ChunkWork, chunks: usize, threads: usize);
-        /// The threads a kernel's calls may use, from its session's
-        /// serialized ConfigProto (`op_threads::call_threads`).
-        fn call_threads(config_proto: &[u8]) -> usize;
+        /// The threads an op call may use (`op_threads::default_threads`).
+        fn default_threads() -> usize;
 
         fn check_max_bytes(max_bytes: i64) -> Result<()>;
 
@@ -433,8 +432,8 @@ fn run_chunks(work: &ffi::ChunkWork, chunks: usize, threads: usize) {
     crate::op_threads::run_chunks(chunks, threads, &|c| work.run(c));
 }
 
-fn call_threads(config_proto: &[u8]) -> usize {
-    crate::op_threads::call_threads(crate::op_threads::intra_op_threads(config_proto))
+fn default_threads() -> usize {
+    crate::op_threads::default_threads()
 }
 
 // ---- Reading files -------------------------------------------------------------

@@ -46,7 +46,7 @@ pub mod text_output;
 pub mod tf_c_api;
 pub mod unicode_classes;
 // Protobuf's wire format, for the TF messages the hosts read.
-#[cfg(any(test, feature = "tensorflow", feature = "predict"))]
+#[cfg(any(test, feature = "predict"))]
 pub(crate) mod wire;
 
 pub use error::{Error, ErrorKind, Result};

@@ -1,12 +1,15 @@
 //! The threads of the TF op library: TensorFlow's C kernel API has no
 //! thread pool, so a batch split into chunks runs on a rayon pool of ours.
 //!
-//! How many threads one op call uses (BUILD_NOTES.md, "Threads"):
+//! How many threads one op call uses (BUILD_NOTES.md, "One op library for
+//! every TensorFlow"):
 //! - `RUSTFX_NUM_THREADS`, if set, sizes the pool (and so caps every call);
-//!   else the pool has a thread per core the process may use;
-//! - a session's `intra_op_parallelism_threads` (what
-//!   `tf.config.threading.set_intra_op_parallelism_threads` sets), when it
-//!   is not 0, caps each call of its kernels;
+//!   else the pool has a thread per core the process may use. rustfx's
+//!   Python functions set it from
+//!   `tf.config.threading.get_intra_op_parallelism_threads()` when that is
+//!   not 0 (a kernel cannot read its session's ConfigProto safely: TF's
+//!   constant folding runs kernels with no function library, where
+//!   `TF_GetSerializedConfigProto` dereferences a null pointer);
 //! - a call that starts while others run takes only the threads they
 //!   leave: under tf.data's `num_parallel_calls` the batches already keep
 //!   every core busy, so the calls run on their own threads and the pool
@@ -55,17 +58,6 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
-/// The threads a kernel's calls may use: the session's
-/// `intra_op_parallelism_threads` (0: not set), capped by the pool.
-pub fn call_threads(intra_op_threads: usize) -> usize {
-    let all = default_threads();
-    if intra_op_threads == 0 {
-        all
-    } else {
-        intra_op_threads.min(all)
-    }
-}
-
 /// Op calls running chunks right now, in this process.
 static CALLS_RUNNING: AtomicUsize = AtomicUsize::new(0);
 
@@ -104,51 +96,10 @@ pub fn run_chunks(chunks: usize, threads: usize, work: &(dyn Fn(usize) + Sync)) 
     }
 }
 
-/// `intra_op_parallelism_threads` (field 2) of a serialized
-/// `tensorflow.ConfigProto`, 0 when it is absent or the bytes are not a
-/// message.
-pub fn intra_op_threads(config_proto: &[u8]) -> usize {
-    let threads = crate::wire::fields(config_proto)
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|(field, value)| match value {
-            crate::wire::Value::Varint(n) if field == 2 => Some(n),
-            _ => None,
-        })
-        .next_back()
-        .unwrap_or(0);
-    // An int32 field: a negative value is sign-extended to 64 bits.
-    usize::try_from(threads)
-        .ok()
-        .filter(|&n| n <= i32::MAX as usize)
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Mutex;
-
-    #[test]
-    fn reads_intra_op_threads_among_other_fields() {
-        // device_count {"CPU": 1} (field 1, a map entry), intra_op 3
-        // (field 2), inter_op 5 (field 5), allow_soft_placement (field 7).
-        let proto = [
-            0x0a, 0x07, 0x0a, 0x03, b'C', b'P', b'U', 0x10, 0x01, 0x10, 0x03, 0x28, 0x05, 0x38,
-            0x01,
-        ];
-        assert_eq!(intra_op_threads(&proto), 3);
-        assert_eq!(intra_op_threads(&[0x10, 0x96, 0x01]), 150);
-        assert_eq!(intra_op_threads(&[]), 0);
-        assert_eq!(intra_op_threads(&[0x28, 0x05]), 0);
-        // Truncated, or a negative int32 (10-byte varint): not set.
-        assert_eq!(intra_op_threads(&[0x10]), 0);
-        assert_eq!(intra_op_threads(&[0x0a, 0x09, 0x01]), 0);
-        let mut negative = vec![0x10];
-        negative.extend([0xff; 9]);
-        negative.push(0x01);
-        assert_eq!(intra_op_threads(&negative), 0);
-    }
 
     #[test]
     fn every_chunk_runs_once_on_any_number_of_threads() {
@@ -159,12 +110,5 @@ mod tests {
                 assert!(seen.into_inner().unwrap().iter().all(|&n| n == 1));
             }
         }
-    }
-
-    #[test]
-    fn a_call_never_gets_more_threads_than_asked() {
-        assert_eq!(call_threads(1), 1);
-        assert_eq!(call_threads(0), default_threads());
-        assert_eq!(call_threads(usize::MAX), default_threads());
     }
 }

@@ -1,6 +1,5 @@
 //! Protocol buffers' wire format, read by hand: the few TensorFlow messages
-//! the hosts look into (a session's ConfigProto, a SavedModel's
-//! MetaGraphDef) are walked field by field, so no host needs a protobuf
+//! rustfx-predict looks into (a SavedModel's MetaGraphDef) are walked field by field, so no host needs a protobuf
 //! library. Malformed bytes are `None`, never a panic.
 
 /// A field's value, by wire type.
@@ -39,8 +38,6 @@ pub fn fields(bytes: &[u8]) -> Option<Vec<(u64, Value<'_>)>> {
 }
 
 /// The embedded messages or strings of field `number` of `bytes`.
-// Used by rustfx-predict's MetaGraphDef reader (feature `predict`) only.
-#[cfg_attr(not(any(test, feature = "predict")), allow(dead_code))]
 pub fn bytes_fields(bytes: &[u8], number: u64) -> Option<Vec<&[u8]>> {
     Some(
         fields(bytes)?

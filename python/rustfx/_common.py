@@ -1,6 +1,7 @@
 """Helpers shared by the op wrappers."""
 
 import collections
+import os
 
 import tensorflow as tf
 
@@ -29,10 +30,27 @@ class Files(collections.namedtuple("Files", ["paths", "max_bytes", "on_error"]))
     """Files for an extractor to read itself: what rustfx.files returns."""
 
 
+_THREADS_PASSED_ON = False
+
+
+def pass_on_intra_op_threads():
+    """Sets RUSTFX_NUM_THREADS (the op library's threads, read at its first
+    parallel call) from tf.config.threading's intra-op setting, unless it is
+    set or TF's is 0 (the cores). Once, at the first op a wrapper makes."""
+    global _THREADS_PASSED_ON
+    if _THREADS_PASSED_ON:
+        return
+    _THREADS_PASSED_ON = True
+    threads = tf.config.threading.get_intra_op_parallelism_threads()
+    if threads > 0 and "RUSTFX_NUM_THREADS" not in os.environ:
+        os.environ["RUSTFX_NUM_THREADS"] = str(threads)
+
+
 def documents(contents):
     """The input tensor of an extractor op and its source attrs: `contents`
     (a tf.string tensor of documents), or the paths of a rustfx.files(...),
     which the op reads itself."""
+    pass_on_intra_op_threads()
     if isinstance(contents, Files):
         return strings(contents.paths, "paths"), dict(
             read_files=True, read_max_bytes=contents.max_bytes,

@@ -6,7 +6,7 @@ import functools
 import tensorflow as tf
 from tensorflow.python.eager.context import eager_mode as _eager_mode
 
-from rustfx._common import Files, no_autograph, ops, strings
+from rustfx._common import Files, no_autograph, ops, pass_on_intra_op_threads, strings
 
 __all__ = ["read_files", "files", "sha256", "Files", "ReadStatus", "DEFAULT_MAX_BYTES"]
 
@@ -36,6 +36,7 @@ def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise",
       with_status.
     """
     paths = strings(paths, "paths")
+    pass_on_intra_op_threads()
     check_read_parameters(max_bytes, on_error)
     with tf.name_scope(name or "read_files"):
         contents, codes, messages = ops.Rustfx_ReadFiles(
