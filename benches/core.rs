@@ -68,7 +68,9 @@ fn bench_spec(label: &str, docs: &[Vec<u8>], spec: &FeatureSpec) {
     let extractor = spec.build().expect("a checked spec builds");
     let params = serde_json::to_string(&spec.to_value()["params"]).unwrap_or_default();
     let name = format!("{} {params} ({label})", spec.extractor());
-    bench(&name, docs, |d| extractor.count_values(d));
+    bench(&name, docs, |d| {
+        extractor.extract_batch(&[d]).map(|b| b.rows())
+    });
 }
 
 fn main() {

@@ -24,9 +24,10 @@
 //! length). The ids cost at least the slower of the two floors, and
 //! about their sum.
 
-use rustfx::extractor::{Extractor, RowExtractor};
+use rustfx::extractor::Extractor;
 use rustfx::hashing::Fingerprint64Batch;
-use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher, SparseRow};
+use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher};
+use rustfx::output::Batch;
 use rustfx::spec::FeatureSpec;
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -205,70 +206,19 @@ fn floors(hasher: &NgramHasher, records: &[&[u8]], repeat: usize) -> (f64, f64) 
     (scan, hash)
 }
 
-/// Runs `extractor` over `records` in calls of `batch` records, into
-/// buffers reused from call to call, as a kernel's chunk buffers are.
-/// Adds every value to `digest`, if given.
+/// Runs `extractor` over `records` in calls of `batch` records through the
+/// core's batch interface, into one batch reused from call to call, as a
+/// kernel's chunk buffers are. Adds every value to `digest`, if given.
 fn run(extractor: &Extractor, records: &[&[u8]], batch: usize, mut digest: Option<&mut Fnv>) {
-    match extractor {
-        Extractor::Float32Rows(e) => {
-            dense_rows(&**e, records, batch, digest, |v| u64::from(v.to_bits()))
+    let mut out = extractor.extract_batch(&[]).expect("an empty batch");
+    for docs in chunks(records, batch) {
+        extractor
+            .extract_batch_into(docs, &mut out)
+            .expect("a batch");
+        if let Some(d) = digest.as_deref_mut() {
+            d.add_batch(&out);
         }
-        Extractor::Int32Rows(e) => dense_rows(&**e, records, batch, digest, |v| v as u64),
-        Extractor::Int64Rows(e) => dense_rows(&**e, records, batch, digest, |v| v as u64),
-        Extractor::RaggedIds(e) => {
-            let (mut ids, mut ends) = (Vec::new(), Vec::new());
-            for docs in chunks(records, batch) {
-                ids.clear();
-                ends.clear();
-                if batch == 1 {
-                    e.append_ids(docs[0], &mut ids);
-                    ends.push(ids.len() as u64);
-                } else {
-                    e.append_id_rows(docs, &mut ids, &mut ends);
-                }
-                if let Some(d) = digest.as_deref_mut() {
-                    d.add_rows(&ends, |at| ids[at] as u64);
-                }
-                std::hint::black_box(&ids);
-            }
-        }
-        Extractor::SparseRows(e) => {
-            let (mut indices, mut values, mut ends) = (Vec::new(), Vec::new(), Vec::new());
-            let mut row = SparseRow::default();
-            for docs in chunks(records, batch) {
-                indices.clear();
-                values.clear();
-                ends.clear();
-                if batch == 1 {
-                    e.write_sparse_row(docs[0], &mut row);
-                    indices.extend_from_slice(&row.indices);
-                    values.extend_from_slice(&row.values);
-                    ends.push(indices.len() as u64);
-                } else {
-                    e.append_sparse_rows(docs, &mut indices, &mut values, &mut ends);
-                }
-                if let Some(d) = digest.as_deref_mut() {
-                    d.add_rows(&ends, |at| indices[at] ^ u64::from(values[at].to_bits()));
-                }
-                std::hint::black_box((&indices, &values));
-            }
-        }
-        Extractor::RaggedStrings(e) => {
-            let (mut bytes, mut ends, mut row_ends) = (Vec::new(), Vec::new(), Vec::new());
-            for docs in chunks(records, batch) {
-                bytes.clear();
-                ends.clear();
-                row_ends.clear();
-                e.append_string_rows(docs, &mut bytes, &mut ends, &mut row_ends);
-                if let Some(d) = digest.as_deref_mut() {
-                    let mut start = 0;
-                    d.add_rows(&row_ends, |at| {
-                        ends[at] - std::mem::replace(&mut start, ends[at])
-                    });
-                }
-                std::hint::black_box((&bytes, &ends));
-            }
-        }
+        std::hint::black_box(&out);
     }
 }
 
@@ -292,24 +242,6 @@ fn chunks<'r>(records: &'r [&'r [u8]], batch: usize) -> impl Iterator<Item = &'r
 
 /// [`run`] for a fixed-width extractor: `bits` turns a value into what the
 /// digest takes.
-fn dense_rows<T: Copy + Default + Send>(
-    e: &dyn RowExtractor<Value = T>,
-    records: &[&[u8]],
-    batch: usize,
-    mut digest: Option<&mut Fnv>,
-    bits: impl Fn(T) -> u64,
-) {
-    let mut out = vec![T::default(); batch * e.width()];
-    for docs in chunks(records, batch) {
-        let rows = &mut out[..docs.len() * e.width()];
-        e.write_rows(docs, rows).expect("rows");
-        if let Some(d) = digest.as_deref_mut() {
-            rows.iter().for_each(|&v| d.add(bits(v)));
-        }
-        std::hint::black_box(&rows);
-    }
-}
-
 /// FNV-1a over 64-bit values.
 struct Fnv(u64);
 
@@ -327,6 +259,36 @@ impl Fnv {
     /// Each row of cumulative `ends` (row `r` is values `ends[r - 1]..ends[r]`),
     /// row by row: `value(at)` of each value, then the row's length. The
     /// same whatever the batch the ends were counted in.
+    /// Every value of `batch`, row by row (the bench's conversion of the
+    /// core's batch).
+    fn add_batch(&mut self, batch: &Batch) {
+        match batch {
+            Batch::Float32Rows(rows) => rows
+                .values
+                .iter()
+                .for_each(|v| self.add(u64::from(v.to_bits()))),
+            Batch::Int32Rows(rows) => rows.values.iter().for_each(|&v| self.add(v as u64)),
+            Batch::Int64Rows(rows) => rows.values.iter().for_each(|&v| self.add(v as u64)),
+            Batch::RaggedIds { ids, row_ends } => self.add_rows(row_ends, |at| ids[at] as u64),
+            Batch::SparseRows {
+                indices,
+                values,
+                row_ends,
+                ..
+            } => self.add_rows(row_ends, |at| indices[at] ^ u64::from(values[at].to_bits())),
+            Batch::RaggedStrings {
+                string_ends,
+                row_ends,
+                ..
+            } => {
+                let mut start = 0;
+                self.add_rows(row_ends, |at| {
+                    string_ends[at] - std::mem::replace(&mut start, string_ends[at])
+                });
+            }
+        }
+    }
+
     fn add_rows(&mut self, ends: &[u64], mut value: impl FnMut(usize) -> u64) {
         let mut start = 0;
         for &end in ends {

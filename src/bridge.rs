@@ -12,9 +12,12 @@
 //! [`FeatureSpec`]: crate::spec::FeatureSpec
 
 use crate::error::catch_panic;
-use crate::extractor::Extractor as CoreExtractor;
+use crate::extractor::RaggedIdsExtractor;
+use crate::extractor::{DType, Extractor as CoreExtractor, OutputKind, OutputSpec};
+use crate::output::Batch;
 use crate::read::OnError;
 use crate::{Error, ErrorKind, Result};
+use std::mem::take;
 
 #[cxx::bridge(namespace = "rustfx")]
 mod ffi {
@@ -247,27 +250,37 @@ fn new_extractor(spec: &str) -> BridgeResult<Box<Extractor>> {
     })
 }
 
-/// The error of a call that does not match the extractor's kind: the
-/// kernels check the kind first, so this is a bug.
-fn wrong_kind(call: &str, extractor: &CoreExtractor) -> Error {
-    Error::new(
-        ErrorKind::Internal,
-        format!(
-            "{call} on an extractor of output {:?} (a bug in rustfx)",
-            extractor.output()
-        ),
-    )
-}
-
 impl Extractor {
+    /// Which op serves the extractor: the bridge's form of its output spec.
     fn output_kind(&self) -> ffi::OutputKind {
-        match self.extractor {
-            CoreExtractor::Float32Rows(_) => ffi::OutputKind::Float32Rows,
-            CoreExtractor::Int32Rows(_) => ffi::OutputKind::Int32Rows,
-            CoreExtractor::Int64Rows(_) => ffi::OutputKind::Int64Rows,
-            CoreExtractor::RaggedIds(_) => ffi::OutputKind::RaggedIds,
-            CoreExtractor::SparseRows(_) => ffi::OutputKind::SparseRows,
-            CoreExtractor::RaggedStrings(_) => ffi::OutputKind::RaggedStrings,
+        match self.extractor.output() {
+            OutputSpec {
+                kind: OutputKind::Dense,
+                dtype: DType::Int32,
+                ..
+            } => ffi::OutputKind::Int32Rows,
+            OutputSpec {
+                kind: OutputKind::Dense,
+                dtype: DType::Int64,
+                ..
+            } => ffi::OutputKind::Int64Rows,
+            OutputSpec {
+                kind: OutputKind::Dense,
+                ..
+            } => ffi::OutputKind::Float32Rows,
+            OutputSpec {
+                kind: OutputKind::Ragged,
+                dtype: DType::String,
+                ..
+            } => ffi::OutputKind::RaggedStrings,
+            OutputSpec {
+                kind: OutputKind::Ragged,
+                ..
+            } => ffi::OutputKind::RaggedIds,
+            OutputSpec {
+                kind: OutputKind::Sparse,
+                ..
+            } => ffi::OutputKind::SparseRows,
         }
     }
 
@@ -285,24 +298,25 @@ impl Extractor {
         self.cost_per_byte
     }
 
+    // Dense rows go straight into the output tensor; the other kinds
+    // through the core's batch, into the kernel's rust::Vec buffers (moved,
+    // not copied).
+
     fn write_f32_rows(&self, docs: &ffi::DocumentChunk, out: &mut [f32]) -> BridgeResult<()> {
-        guard("write_f32_rows", || match &self.extractor {
-            CoreExtractor::Float32Rows(e) => e.write_rows(&documents(docs), out),
-            other => Err(wrong_kind("write_f32_rows", other)),
+        guard("write_f32_rows", || {
+            self.extractor.write_dense_rows(&documents(docs), out)
         })
     }
 
     fn write_i32_rows(&self, docs: &ffi::DocumentChunk, out: &mut [i32]) -> BridgeResult<()> {
-        guard("write_i32_rows", || match &self.extractor {
-            CoreExtractor::Int32Rows(e) => e.write_rows(&documents(docs), out),
-            other => Err(wrong_kind("write_i32_rows", other)),
+        guard("write_i32_rows", || {
+            self.extractor.write_dense_rows(&documents(docs), out)
         })
     }
 
     fn write_i64_rows(&self, docs: &ffi::DocumentChunk, out: &mut [i64]) -> BridgeResult<()> {
-        guard("write_i64_rows", || match &self.extractor {
-            CoreExtractor::Int64Rows(e) => e.write_rows(&documents(docs), out),
-            other => Err(wrong_kind("write_i64_rows", other)),
+        guard("write_i64_rows", || {
+            self.extractor.write_dense_rows(&documents(docs), out)
         })
     }
 
@@ -312,20 +326,29 @@ impl Extractor {
         ids: &mut Vec<i64>,
         row_ends: &mut Vec<u64>,
     ) -> BridgeResult<()> {
-        guard("append_id_rows", || match &self.extractor {
-            CoreExtractor::RaggedIds(e) => {
-                e.append_id_rows(&documents(docs), ids, row_ends);
-                Ok(())
-            }
-            other => Err(wrong_kind("append_id_rows", other)),
+        guard("append_id_rows", || {
+            let mut batch = Batch::RaggedIds {
+                ids: take(ids),
+                row_ends: take(row_ends),
+            };
+            self.extractor
+                .extract_batch_into(&documents(docs), &mut batch)?;
+            let Batch::RaggedIds {
+                ids: got,
+                row_ends: ends,
+            } = batch
+            else {
+                return Err(wrong_kind("append_id_rows", &batch));
+            };
+            (*ids, *row_ends) = (got, ends);
+            Ok(())
         })
     }
 
     fn counts_ids_up_front(&self) -> bool {
-        match &self.extractor {
-            CoreExtractor::RaggedIds(e) => e.counts_ids_up_front(),
-            _ => false,
-        }
+        self.extractor
+            .ragged_ids()
+            .is_some_and(|e| e.counts_ids_up_front())
     }
 
     fn write_row_splits(
@@ -333,47 +356,43 @@ impl Extractor {
         docs: &ffi::DocumentChunk,
         row_splits: &mut [i64],
     ) -> BridgeResult<bool> {
-        guard("write_row_splits", || match &self.extractor {
-            CoreExtractor::RaggedIds(e) => {
-                let (first, rest) = row_splits
-                    .split_first_mut()
-                    .filter(|(_, rest)| rest.len() == docs.len())
-                    .ok_or_else(|| {
-                        Error::new(ErrorKind::Internal, "row_splits of the wrong size")
-                    })?;
-                *first = 0;
-                let mut end = 0i64;
-                for (split, doc) in rest.iter_mut().zip(documents(docs)) {
-                    let Some(count) = e.id_count(doc) else {
-                        return Ok(false);
-                    };
-                    end = i64::try_from(count)
-                        .ok()
-                        .and_then(|count| end.checked_add(count))
-                        .ok_or_else(|| Error::invalid_argument("more ids than int64 counts"))?;
-                    *split = end;
-                }
-                Ok(true)
+        guard("write_row_splits", || {
+            let e = self.ragged_ids("write_row_splits")?;
+            let (first, rest) = row_splits
+                .split_first_mut()
+                .filter(|(_, rest)| rest.len() == docs.len())
+                .ok_or_else(|| Error::new(ErrorKind::Internal, "row_splits of the wrong size"))?;
+            *first = 0;
+            let mut end = 0i64;
+            for (split, doc) in rest.iter_mut().zip(documents(docs)) {
+                let Some(count) = e.id_count(doc) else {
+                    return Ok(false);
+                };
+                end = i64::try_from(count)
+                    .ok()
+                    .and_then(|count| end.checked_add(count))
+                    .ok_or_else(|| Error::invalid_argument("more ids than int64 counts"))?;
+                *split = end;
             }
-            other => Err(wrong_kind("write_row_splits", other)),
+            Ok(true)
         })
     }
 
     fn max_ids(&self, docs: &ffi::DocumentChunk) -> BridgeResult<u64> {
-        guard("max_ids", || match &self.extractor {
-            CoreExtractor::RaggedIds(e) => Ok(documents(docs)
+        guard("max_ids", || {
+            let e = self.ragged_ids("max_ids")?;
+            Ok(documents(docs)
                 .iter()
                 .map(|doc| e.id_bound(doc).and_then(|bound| u64::try_from(bound).ok()))
                 .try_fold(0u64, |total, bound| total.checked_add(bound?))
-                .unwrap_or(u64::MAX)),
-            other => Err(wrong_kind("max_ids", other)),
+                .unwrap_or(u64::MAX))
         })
     }
 
     fn write_id_rows(&self, docs: &ffi::DocumentChunk, out: &mut [i64]) -> BridgeResult<()> {
-        guard("write_id_rows", || match &self.extractor {
-            CoreExtractor::RaggedIds(e) => e.write_id_rows(&documents(docs), out),
-            other => Err(wrong_kind("write_id_rows", other)),
+        guard("write_id_rows", || {
+            self.ragged_ids("write_id_rows")?
+                .write_id_rows(&documents(docs), out)
         })
     }
 
@@ -384,12 +403,26 @@ impl Extractor {
         values: &mut Vec<f32>,
         row_ends: &mut Vec<u64>,
     ) -> BridgeResult<()> {
-        guard("append_sparse_rows", || match &self.extractor {
-            CoreExtractor::SparseRows(e) => {
-                e.append_sparse_rows(&documents(docs), indices, values, row_ends);
-                Ok(())
-            }
-            other => Err(wrong_kind("append_sparse_rows", other)),
+        guard("append_sparse_rows", || {
+            let mut batch = Batch::SparseRows {
+                width: 0,
+                indices: take(indices),
+                values: take(values),
+                row_ends: take(row_ends),
+            };
+            self.extractor
+                .extract_batch_into(&documents(docs), &mut batch)?;
+            let Batch::SparseRows {
+                indices: i,
+                values: v,
+                row_ends: ends,
+                ..
+            } = batch
+            else {
+                return Err(wrong_kind("append_sparse_rows", &batch));
+            };
+            (*indices, *values, *row_ends) = (i, v, ends);
+            Ok(())
         })
     }
 
@@ -400,14 +433,50 @@ impl Extractor {
         ends: &mut Vec<u64>,
         row_ends: &mut Vec<u64>,
     ) -> BridgeResult<()> {
-        guard("append_string_rows", || match &self.extractor {
-            CoreExtractor::RaggedStrings(e) => {
-                e.append_string_rows(&documents(docs), bytes, ends, row_ends);
-                Ok(())
-            }
-            other => Err(wrong_kind("append_string_rows", other)),
+        guard("append_string_rows", || {
+            let mut batch = Batch::RaggedStrings {
+                bytes: take(bytes),
+                string_ends: take(ends),
+                row_ends: take(row_ends),
+            };
+            self.extractor
+                .extract_batch_into(&documents(docs), &mut batch)?;
+            let Batch::RaggedStrings {
+                bytes: b,
+                string_ends: s,
+                row_ends: r,
+            } = batch
+            else {
+                return Err(wrong_kind("append_string_rows", &batch));
+            };
+            (*bytes, *ends, *row_ends) = (b, s, r);
+            Ok(())
         })
     }
+
+    /// The ragged-ids extractor, for the calls that serve RaggedIds only.
+    fn ragged_ids(&self, call: &str) -> Result<&dyn RaggedIdsExtractor> {
+        self.extractor.ragged_ids().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Internal,
+                format!(
+                    "{call} on an extractor of output {:?} (a bug in rustfx)",
+                    self.extractor.output()
+                ),
+            )
+        })
+    }
+}
+
+/// The error of a call whose batch came back in another layout: the
+/// kernels check the kind first, so this is a bug.
+fn wrong_kind(call: &str, batch: &Batch) -> Error {
+    let layout = format!("{batch:?}");
+    let layout = layout.split([' ', '(']).next().unwrap_or_default();
+    Error::new(
+        ErrorKind::Internal,
+        format!("{call} got a batch of {layout} (a bug in rustfx)"),
+    )
 }
 
 /// The documents of a chunk as the core takes them: one allocation per
@@ -524,6 +593,18 @@ fn status_of(outcome: Result<()>) -> ffi::Status {
         },
     }
 }
+
+// The kernels' status codes are the core's table (`error::STATUS_CODES`),
+// checked when this compiles.
+const _: () = {
+    use ErrorKind::*;
+    assert!(ffi::StatusCode::Ok.repr == crate::error::OK_STATUS);
+    assert!(ffi::StatusCode::InvalidArgument.repr == InvalidArgument.status_code());
+    assert!(ffi::StatusCode::NotFound.repr == NotFound.status_code());
+    assert!(ffi::StatusCode::PermissionDenied.repr == PermissionDenied.status_code());
+    assert!(ffi::StatusCode::Unknown.repr == Io.status_code());
+    assert!(ffi::StatusCode::Internal.repr == Internal.status_code());
+};
 
 fn status_code(kind: ErrorKind) -> ffi::StatusCode {
     ffi::StatusCode {

@@ -21,7 +21,8 @@
 //! frees with [`rustfx_message_free`].
 
 use crate::error::catch_panic;
-use crate::extractor::{Extractor, RowExtractor};
+use crate::extractor::Extractor;
+use crate::output::Batch;
 use crate::read::{check_max_bytes, read_file};
 use crate::sha256::sha256_hex;
 use crate::{Error, ErrorKind, Result};
@@ -128,7 +129,8 @@ unsafe fn text<'a>(data: *const u8, len: usize, what: &str) -> Result<&'a str> {
 
 /// The core's answer to a spec query (`crate::spec::query`): `query` is
 /// "registry" (the registry as JSON), "spec" (the canonical JSON of
-/// `spec`) or "feature_names" (the name of each value of `spec`'s rows);
+/// `spec`), "feature_names" (the name of each value of `spec`'s rows) or
+/// "constants" (the default `max_bytes` and the status codes, as JSON);
 /// `query_len` and `spec_len` bytes of UTF-8. On success, true and
 /// `*answer` a NUL-terminated JSON array of the answer's strings,
 /// `*answer_len` bytes before the NUL, freed with [`rustfx_message_free`];
@@ -414,55 +416,55 @@ pub unsafe extern "C" fn rustfx_extract(
 
 fn extract(extractor: &Extractor, documents: &Documents) -> Result<Output> {
     let docs: Vec<&[u8]> = documents.contents.iter().map(Vec::as_slice).collect();
-    let n = docs.len();
-    let mut output = Output::default();
-    let mut row_ends = Vec::new();
-    match extractor {
-        Extractor::Float32Rows(e) => return dense(e.as_ref(), &docs, Values::F32),
-        Extractor::Int32Rows(e) => return dense(e.as_ref(), &docs, Values::I32),
-        Extractor::Int64Rows(e) => return dense(e.as_ref(), &docs, Values::I64),
-        Extractor::RaggedIds(e) => {
-            let mut ids = Vec::new();
-            e.append_id_rows(&docs, &mut ids, &mut row_ends);
-            output.values = Values::I64(ids);
-        }
-        Extractor::SparseRows(e) => {
-            let (mut indices, mut values) = (Vec::new(), Vec::new());
-            e.append_sparse_rows(&docs, &mut indices, &mut values, &mut row_ends);
-            output.indices = indices.into_iter().map(|i| i as i64).collect();
-            output.values = Values::F32(values);
-        }
-        Extractor::RaggedStrings(e) => {
-            let (mut bytes, mut ends) = (Vec::new(), Vec::new());
-            e.append_string_rows(&docs, &mut bytes, &mut ends, &mut row_ends);
-            output.string_ends = ends.into_iter().map(|end| end as i64).collect();
-            output.values = Values::Bytes(bytes);
-        }
-    }
-    if row_ends.len() != n {
-        return Err(Error::new(
-            ErrorKind::Internal,
-            format!("{} row ends for {n} documents", row_ends.len()),
-        ));
-    }
-    output.row_splits = std::iter::once(0)
-        .chain(row_ends.into_iter().map(|end| end as i64))
-        .collect();
-    Ok(output)
+    Ok(output_of(extractor.extract_batch(&docs)?))
 }
 
-/// The dense rows of `docs`, end to end, as an [`Output`] of `values` only.
-fn dense<T: Copy + Default + Send>(
-    extractor: &dyn RowExtractor<Value = T>,
-    docs: &[&[u8]],
-    values: fn(Vec<T>) -> Values,
-) -> Result<Output> {
-    let mut rows = vec![T::default(); docs.len() * extractor.width()];
-    extractor.write_rows(docs, &mut rows)?;
-    Ok(Output {
-        values: values(rows),
-        ..Output::default()
-    })
+/// The C ABI's form of a batch: dense rows as values only; ragged and
+/// sparse rows with int64 row splits from 0, as `tf.RaggedTensor` and
+/// numpy take them.
+fn output_of(batch: Batch) -> Output {
+    let splits = |row_ends: Vec<u64>| -> Vec<i64> {
+        std::iter::once(0)
+            .chain(row_ends.into_iter().map(|end| end as i64))
+            .collect()
+    };
+    match batch {
+        Batch::Float32Rows(rows) => Output::of_values(Values::F32(rows.values)),
+        Batch::Int32Rows(rows) => Output::of_values(Values::I32(rows.values)),
+        Batch::Int64Rows(rows) => Output::of_values(Values::I64(rows.values)),
+        Batch::RaggedIds { ids, row_ends } => Output {
+            row_splits: splits(row_ends),
+            ..Output::of_values(Values::I64(ids))
+        },
+        Batch::SparseRows {
+            indices,
+            values,
+            row_ends,
+            ..
+        } => Output {
+            row_splits: splits(row_ends),
+            indices: indices.into_iter().map(|i| i as i64).collect(),
+            ..Output::of_values(Values::F32(values))
+        },
+        Batch::RaggedStrings {
+            bytes,
+            string_ends,
+            row_ends,
+        } => Output {
+            row_splits: splits(row_ends),
+            string_ends: string_ends.into_iter().map(|end| end as i64).collect(),
+            ..Output::of_values(Values::Bytes(bytes))
+        },
+    }
+}
+
+impl Output {
+    fn of_values(values: Values) -> Self {
+        Output {
+            values,
+            ..Output::default()
+        }
+    }
 }
 
 /// Hands `count` elements at `address` to the caller's `data` and `len`;

@@ -14,6 +14,7 @@
 //! through. Exit status: 0 if every file went through, 1 if some did not, 2
 //! if nothing could run (arguments, or the program's `run` failing).
 
+pub use crate::read::DEFAULT_MAX_BYTES;
 use crate::read::{check_max_bytes, read_file};
 use crate::text_output::write_path;
 use std::ffi::{OsStr, OsString};
@@ -22,8 +23,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// What `read_files` reads by default: 64 MiB.
-pub const DEFAULT_MAX_BYTES: u64 = 64 << 20;
 /// Files run at once unless `--batch-size` says otherwise.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 /// The largest `--batch-size` accepted.

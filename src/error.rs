@@ -18,17 +18,35 @@ pub enum ErrorKind {
     Internal,
 }
 
+/// The status code of success.
+pub const OK_STATUS: i32 = 0;
+
+/// Every kind, the TensorFlow status code (a value of `absl::StatusCode`)
+/// hosts report it as, and TF's name of that code: the one table of status
+/// codes. `read_files`' statuses, the C ABI's, the kernels' (the bridge's
+/// `StatusCode`, tested against this) and Python's (`spec_query
+/// "constants"`) all come from here.
+pub const STATUS_CODES: [(ErrorKind, i32, &str); 5] = [
+    (ErrorKind::InvalidArgument, 3, "INVALID_ARGUMENT"),
+    (ErrorKind::NotFound, 5, "NOT_FOUND"),
+    (ErrorKind::PermissionDenied, 7, "PERMISSION_DENIED"),
+    (ErrorKind::Io, 2, "UNKNOWN"),
+    (ErrorKind::Internal, 13, "INTERNAL"),
+];
+
 impl ErrorKind {
-    /// The TensorFlow status code (a value of `absl::StatusCode`) hosts
-    /// report this kind as: `read_files`' status codes, the C ABI's.
-    pub fn status_code(self) -> i32 {
-        match self {
-            ErrorKind::InvalidArgument => 3,
-            ErrorKind::NotFound => 5,
-            ErrorKind::PermissionDenied => 7,
-            ErrorKind::Io => 2, // UNKNOWN
-            ErrorKind::Internal => 13,
+    /// The status code hosts report this kind as ([`STATUS_CODES`]).
+    pub const fn status_code(self) -> i32 {
+        // A loop, not `iter().find`, so the bridge can check its codes
+        // against this table at compile time.
+        let mut i = 0;
+        while i < STATUS_CODES.len() {
+            if STATUS_CODES[i].0 as u8 == self as u8 {
+                return STATUS_CODES[i].1;
+            }
+            i += 1;
         }
+        13
     }
 }
 

@@ -17,6 +17,7 @@
 //! assert_eq!(row[usize::from(b'a')], 2.0 / 3.0);
 //! ```
 
+use crate::output::{Batch, DenseRows, SparseRow};
 use crate::{Error, ErrorKind, Result};
 
 /// A validated extractor with a fixed output width. Immutable, so one
@@ -171,7 +172,7 @@ pub trait SparseRowsExtractor: Send + Sync {
     /// The dense width of a row.
     fn width(&self) -> usize;
     /// Replaces `row` with the sparse row of `doc` (indices sorted).
-    fn write_sparse_row(&self, doc: &[u8], row: &mut crate::ngrams::SparseRow);
+    fn write_sparse_row(&self, doc: &[u8], row: &mut SparseRow);
 
     /// Appends the sparse row of each of `docs` to `indices` and `values`,
     /// pushing `indices.len()` to `row_ends` after each document: a batch
@@ -183,7 +184,7 @@ pub trait SparseRowsExtractor: Send + Sync {
         values: &mut Vec<f32>,
         row_ends: &mut Vec<u64>,
     ) {
-        let mut row = crate::ngrams::SparseRow::default();
+        let mut row = SparseRow::default();
         row_ends.reserve(docs.len());
         for doc in docs {
             self.write_sparse_row(doc, &mut row);
@@ -333,69 +334,211 @@ impl Extractor {
         }
     }
 
-    /// Computes the output of `doc` and returns how many values it has: a
-    /// host-free way to run any extractor (benches, smoke tests).
-    pub fn count_values(&self, doc: &[u8]) -> usize {
+    /// The outputs of `docs`: the one interface every host drives, each
+    /// converting the [`Batch`] into its own form.
+    pub fn extract_batch(&self, docs: &[&[u8]]) -> Result<Batch> {
+        let mut batch = Batch::RaggedIds {
+            ids: Vec::new(),
+            row_ends: Vec::new(),
+        };
+        self.extract_batch_into(docs, &mut batch)?;
+        Ok(batch)
+    }
+
+    /// [`extract_batch`](Self::extract_batch) into `out`, whose buffers are
+    /// reused when it already has this extractor's layout (a host calling
+    /// it per chunk allocates once). The one place that dispatches on the
+    /// output kind: a new kind is a variant here and in [`Batch`], and one
+    /// conversion per host.
+    pub fn extract_batch_into(&self, docs: &[&[u8]], out: &mut Batch) -> Result<()> {
         match self {
-            Extractor::Float32Rows(e) => e.row(doc).len(),
-            Extractor::Int32Rows(e) => e.row(doc).len(),
-            Extractor::Int64Rows(e) => e.row(doc).len(),
+            Extractor::Float32Rows(e) => dense_rows(e.as_ref(), docs, out, Batch::Float32Rows),
+            Extractor::Int32Rows(e) => dense_rows(e.as_ref(), docs, out, Batch::Int32Rows),
+            Extractor::Int64Rows(e) => dense_rows(e.as_ref(), docs, out, Batch::Int64Rows),
             Extractor::RaggedIds(e) => {
-                let mut ids = Vec::new();
-                e.append_ids(doc, &mut ids);
-                ids.len()
+                if !matches!(out, Batch::RaggedIds { .. }) {
+                    *out = Batch::RaggedIds {
+                        ids: Vec::new(),
+                        row_ends: Vec::new(),
+                    };
+                }
+                if let Batch::RaggedIds { ids, row_ends } = out {
+                    ids.clear();
+                    row_ends.clear();
+                    e.append_id_rows(docs, ids, row_ends);
+                }
+                Ok(())
             }
             Extractor::SparseRows(e) => {
-                let mut row = crate::ngrams::SparseRow::default();
-                e.write_sparse_row(doc, &mut row);
-                row.indices.len()
+                if !matches!(out, Batch::SparseRows { .. }) {
+                    *out = Batch::SparseRows {
+                        width: 0,
+                        indices: Vec::new(),
+                        values: Vec::new(),
+                        row_ends: Vec::new(),
+                    };
+                }
+                if let Batch::SparseRows {
+                    width,
+                    indices,
+                    values,
+                    row_ends,
+                } = out
+                {
+                    *width = e.width();
+                    indices.clear();
+                    values.clear();
+                    row_ends.clear();
+                    e.append_sparse_rows(docs, indices, values, row_ends);
+                }
+                Ok(())
             }
             Extractor::RaggedStrings(e) => {
-                let (mut bytes, mut ends) = (Vec::new(), Vec::new());
-                e.append_strings(doc, &mut bytes, &mut ends);
-                ends.len()
+                if !matches!(out, Batch::RaggedStrings { .. }) {
+                    *out = Batch::RaggedStrings {
+                        bytes: Vec::new(),
+                        string_ends: Vec::new(),
+                        row_ends: Vec::new(),
+                    };
+                }
+                if let Batch::RaggedStrings {
+                    bytes,
+                    string_ends,
+                    row_ends,
+                } = out
+                {
+                    bytes.clear();
+                    string_ends.clear();
+                    row_ends.clear();
+                    e.append_string_rows(docs, bytes, string_ends, row_ends);
+                }
+                Ok(())
             }
         }
     }
 
-    /// The output of `doc` as text values, one per value (floats in
-    /// shortest round-trip form; a sparse value as `index:value`; a string
-    /// as JSON): what `rustfx-features` prints.
-    pub fn text_row(&self, doc: &[u8]) -> Vec<String> {
-        fn debug<T: std::fmt::Debug>(row: Vec<T>) -> Vec<String> {
-            row.iter().map(|v| format!("{v:?}")).collect()
-        }
-        match self {
-            Extractor::Float32Rows(e) => debug(e.row(doc)),
-            Extractor::Int32Rows(e) => debug(e.row(doc)),
-            Extractor::Int64Rows(e) => debug(e.row(doc)),
-            Extractor::RaggedIds(e) => {
-                let mut ids = Vec::new();
-                e.append_ids(doc, &mut ids);
-                debug(ids)
-            }
-            Extractor::SparseRows(e) => {
-                let mut row = crate::ngrams::SparseRow::default();
-                e.write_sparse_row(doc, &mut row);
-                row.indices
-                    .iter()
-                    .zip(&row.values)
-                    .map(|(i, v)| format!("{i}:{v:?}"))
-                    .collect()
-            }
-            Extractor::RaggedStrings(e) => {
-                let (mut bytes, mut ends) = (Vec::new(), Vec::new());
-                e.append_strings(doc, &mut bytes, &mut ends);
-                let mut start = 0;
-                ends.iter()
-                    .map(|&end| {
-                        let end = end as usize;
-                        let s = String::from_utf8_lossy(&bytes[start..end]);
-                        start = end;
-                        serde_json::Value::from(s.as_ref()).to_string()
-                    })
-                    .collect()
-            }
+    /// The dense rows of `docs` written straight into a host's memory
+    /// (`out` holds exactly `docs.len()` rows of `T`): the kernels' output
+    /// tensors, with no copy. An `Internal` error when the extractor's rows
+    /// are not of `T`.
+    pub fn write_dense_rows<T: DenseValue>(&self, docs: &[&[u8]], out: &mut [T]) -> Result<()> {
+        T::rows_of(self)
+            .ok_or_else(|| self.wrong_layout("dense rows of another dtype"))?
+            .write_rows(docs, out)
+    }
+
+    /// The ragged-ids extractor, for a host that writes ids straight into
+    /// its own memory when they can be counted first
+    /// ([`RaggedIdsExtractor::counts_ids_up_front`]); `None` for other kinds.
+    pub fn ragged_ids(&self) -> Option<&dyn RaggedIdsExtractor> {
+        if let Extractor::RaggedIds(e) = self {
+            Some(e.as_ref())
+        } else {
+            None
         }
     }
+
+    fn wrong_layout(&self, asked: &str) -> Error {
+        Error::new(
+            ErrorKind::Internal,
+            format!(
+                "{asked} asked of an extractor of output {:?} (a bug in rustfx)",
+                self.output()
+            ),
+        )
+    }
+}
+
+/// An element type of dense rows, which picks the extractor's rows of that
+/// type: what lets a host write rows of `T` into its own memory.
+pub trait DenseValue: Copy + Default + Send + 'static {
+    /// The rows of `extractor` when their values are of this type.
+    fn rows_of(extractor: &Extractor) -> Option<&dyn RowExtractor<Value = Self>>;
+    /// The rows of `batch` when their values are of this type.
+    fn dense_of(batch: Batch) -> Option<DenseRows<Self>>;
+}
+
+impl DenseValue for f32 {
+    fn rows_of(extractor: &Extractor) -> Option<&dyn RowExtractor<Value = f32>> {
+        if let Extractor::Float32Rows(e) = extractor {
+            Some(e.as_ref())
+        } else {
+            None
+        }
+    }
+    fn dense_of(batch: Batch) -> Option<DenseRows<f32>> {
+        if let Batch::Float32Rows(rows) = batch {
+            Some(rows)
+        } else {
+            None
+        }
+    }
+}
+
+impl DenseValue for i32 {
+    fn rows_of(extractor: &Extractor) -> Option<&dyn RowExtractor<Value = i32>> {
+        if let Extractor::Int32Rows(e) = extractor {
+            Some(e.as_ref())
+        } else {
+            None
+        }
+    }
+    fn dense_of(batch: Batch) -> Option<DenseRows<i32>> {
+        if let Batch::Int32Rows(rows) = batch {
+            Some(rows)
+        } else {
+            None
+        }
+    }
+}
+
+impl DenseValue for i64 {
+    fn rows_of(extractor: &Extractor) -> Option<&dyn RowExtractor<Value = i64>> {
+        if let Extractor::Int64Rows(e) = extractor {
+            Some(e.as_ref())
+        } else {
+            None
+        }
+    }
+    fn dense_of(batch: Batch) -> Option<DenseRows<i64>> {
+        if let Batch::Int64Rows(rows) = batch {
+            Some(rows)
+        } else {
+            None
+        }
+    }
+}
+
+/// The dense rows of `docs` into `out`, made a `variant` of [`Batch`] first
+/// unless it is one (its buffer reused).
+fn dense_rows<T: DenseValue>(
+    e: &dyn RowExtractor<Value = T>,
+    docs: &[&[u8]],
+    out: &mut Batch,
+    variant: fn(DenseRows<T>) -> Batch,
+) -> Result<()> {
+    let width = e.width();
+    let mut rows = take_dense::<T>(out);
+    rows.rows = docs.len();
+    rows.width = width;
+    // Every value is written (as into a kernel's uninitialized tensor), so
+    // a buffer of the right size is reused as it is, not cleared first.
+    let len = docs.len().saturating_mul(width);
+    if rows.values.len() != len {
+        rows.values.clear();
+        rows.values.resize(len, T::default());
+    }
+    let written = e.write_rows(docs, &mut rows.values);
+    *out = variant(rows);
+    written
+}
+
+/// The dense rows of `T` that `out` holds (moved out), or none.
+fn take_dense<T: DenseValue>(out: &mut Batch) -> DenseRows<T> {
+    let empty = Batch::RaggedIds {
+        ids: Vec::new(),
+        row_ends: Vec::new(),
+    };
+    let held = std::mem::replace(out, empty);
+    T::dense_of(held).unwrap_or_default()
 }

@@ -26,6 +26,7 @@ pub mod extractor;
 pub mod hashing;
 pub mod names;
 pub mod ngrams;
+pub mod output;
 // The op library's threads (a rayon pool, TF's C API having none).
 #[cfg(any(test, feature = "tensorflow"))]
 pub(crate) mod op_threads;

@@ -21,6 +21,11 @@ use std::path::Path;
 /// capped at 2 GiB - 1 so an int32 length never overflows downstream.
 pub const MAX_READ_BYTES: u64 = (1 << 31) - 1;
 
+/// What `read_files` and every program read of a file by default, 64 MiB:
+/// the one definition (the ops' Python wrappers and corpus extraction take
+/// it from the core's C ABI, the CLIs from here).
+pub const DEFAULT_MAX_BYTES: u64 = 64 << 20;
+
 /// The longest path accepted, in bytes (Linux `PATH_MAX`, with its NUL).
 pub const MAX_PATH_BYTES: usize = 4095;
 

@@ -1,8 +1,10 @@
-//! The text form the command-line programs print (`rustfx-predict`,
-//! `rustfx-sensor`): one line per file, the path first, then `\tKEY=values`
-//! per output (docs/serving.md). Shared so both print exactly the same way.
+//! The text forms the command-line programs print: `rustfx-predict` and
+//! `rustfx-sensor` one line per file, the path first, then `\tKEY=values`
+//! per output (docs/serving.md), shared so both print exactly the same way;
+//! `rustfx-features` a [`Batch`]'s rows ([`text_rows`]).
 
-use std::fmt::{Display, Write as _};
+use crate::output::{row_range, Batch, DenseRows};
+use std::fmt::{Debug, Display, Write as _};
 use std::io::Write;
 
 /// Writes a path's bytes as they are, except `\`, tab, newline and CR,
@@ -29,6 +31,53 @@ pub fn push_values<T: Display>(values: &[T], out: &mut String) {
             out.push(' ');
         }
         let _ = write!(out, "{v}");
+    }
+}
+
+/// Each document of `batch` as text values, one per value: numbers in
+/// Rust's `Debug` form (floats shortest round-trip, so exact), a sparse
+/// value as `index:value`, a string as JSON. What `rustfx-features` prints,
+/// space-separated, one line per file.
+pub fn text_rows(batch: &Batch) -> Vec<Vec<String>> {
+    fn debug<T: Debug>(values: &[T]) -> Vec<String> {
+        values.iter().map(|v| format!("{v:?}")).collect()
+    }
+    fn dense<T: Debug>(rows: &DenseRows<T>) -> Vec<Vec<String>> {
+        (0..rows.rows).map(|i| debug(rows.row(i))).collect()
+    }
+    let ragged = |row_ends: &[u64], text: &dyn Fn(std::ops::Range<usize>) -> Vec<String>| {
+        (0..row_ends.len())
+            .map(|i| text(row_range(row_ends, i)))
+            .collect()
+    };
+    match batch {
+        Batch::Float32Rows(rows) => dense(rows),
+        Batch::Int32Rows(rows) => dense(rows),
+        Batch::Int64Rows(rows) => dense(rows),
+        Batch::RaggedIds { ids, row_ends } => ragged(row_ends, &|r| debug(&ids[r])),
+        Batch::SparseRows {
+            indices,
+            values,
+            row_ends,
+            ..
+        } => ragged(row_ends, &|r| {
+            indices[r.clone()]
+                .iter()
+                .zip(&values[r])
+                .map(|(i, v)| format!("{i}:{v:?}"))
+                .collect()
+        }),
+        Batch::RaggedStrings {
+            bytes,
+            string_ends,
+            row_ends,
+        } => ragged(row_ends, &|r| {
+            r.map(|j| {
+                let s = String::from_utf8_lossy(&bytes[row_range(string_ends, j)]);
+                serde_json::Value::from(s.as_ref()).to_string()
+            })
+            .collect()
+        }),
     }
 }
 

@@ -9,7 +9,7 @@
 //! `RUSTFX_BLESS=1 cargo test --release --test spec_versions`.
 
 use rustfx::extractor::Extractor;
-use rustfx::ngrams::SparseRow;
+use rustfx::output::Batch;
 use rustfx::registry::EXTRACTORS;
 use rustfx::spec::FeatureSpec;
 use std::collections::BTreeMap;
@@ -79,30 +79,32 @@ impl Digest {
 fn digest(extractor: &Extractor, docs: &[Vec<u8>]) -> u64 {
     let mut d = Digest::new();
     for doc in docs {
-        match extractor {
-            Extractor::Float32Rows(e) => e.row(doc).iter().for_each(|v| d.bytes(&v.to_le_bytes())),
-            Extractor::Int32Rows(e) => e.row(doc).iter().for_each(|v| d.bytes(&v.to_le_bytes())),
-            Extractor::Int64Rows(e) => e.row(doc).iter().for_each(|v| d.bytes(&v.to_le_bytes())),
-            Extractor::RaggedIds(e) => {
-                let mut ids = Vec::new();
-                e.append_ids(doc, &mut ids);
+        // One document per batch, as the digests were first made.
+        match extractor
+            .extract_batch(&[doc.as_slice()])
+            .expect("a built extractor extracts")
+        {
+            Batch::Float32Rows(rows) => rows.values.iter().for_each(|v| d.bytes(&v.to_le_bytes())),
+            Batch::Int32Rows(rows) => rows.values.iter().for_each(|v| d.bytes(&v.to_le_bytes())),
+            Batch::Int64Rows(rows) => rows.values.iter().for_each(|v| d.bytes(&v.to_le_bytes())),
+            Batch::RaggedIds { ids, .. } => {
                 d.len(ids.len());
                 ids.iter().for_each(|v| d.bytes(&v.to_le_bytes()));
             }
-            Extractor::SparseRows(e) => {
-                let mut row = SparseRow::default();
-                e.write_sparse_row(doc, &mut row);
-                d.len(row.indices.len());
-                for (i, v) in row.indices.iter().zip(&row.values) {
+            Batch::SparseRows {
+                indices, values, ..
+            } => {
+                d.len(indices.len());
+                for (i, v) in indices.iter().zip(&values) {
                     d.bytes(&i.to_le_bytes());
                     d.bytes(&v.to_le_bytes());
                 }
             }
-            Extractor::RaggedStrings(e) => {
-                let (mut bytes, mut ends) = (Vec::new(), Vec::new());
-                e.append_strings(doc, &mut bytes, &mut ends);
-                d.len(ends.len());
-                ends.iter().for_each(|v| d.bytes(&v.to_le_bytes()));
+            Batch::RaggedStrings {
+                bytes, string_ends, ..
+            } => {
+                d.len(string_ends.len());
+                string_ends.iter().for_each(|v| d.bytes(&v.to_le_bytes()));
                 d.bytes(&bytes);
             }
         }

@@ -1,12 +1,18 @@
 //! A pure-Rust feature extractor: the same features as the TensorFlow ops,
 //! with no TensorFlow anywhere, for any extractor of the registry. One line
-//! per file: values separated by spaces (floats in shortest round-trip
-//! form, so they are exact; a sparse value as `index:value`; a string as
-//! JSON). Files are processed in parallel (rayon) and printed in order.
+//! per file, as `rustfx-predict` and `rustfx-sensor` print: the path
+//! (escaped, `text_output::write_path`), a tab, then the values separated by
+//! spaces (floats in shortest round-trip form, so they are exact; a sparse
+//! value as `index:value`; a string as JSON). Files are processed in
+//! parallel (rayon) and printed in order. Files are read like `read_files`
+//! (at most `--max-bytes`, by default `read::DEFAULT_MAX_BYTES`); a file that
+//! cannot be read is reported on stderr by path and the others still go
+//! through. Exit status as the other programs (`rustfx::cli`): 0 if every
+//! file went through, 1 if some did not, 2 if nothing could run.
 //!
 //! ```text
-//! rustfx-features EXTRACTOR [NAME=VALUE...] FILE...    parameters as JSON values or bare strings
-//! rustfx-features --spec SPEC.json FILE...             a FeatureSpec file (rustfx.FeatureSpec.to_json)
+//! rustfx-features [--max-bytes N] EXTRACTOR [NAME=VALUE...] FILE...   parameters as JSON values or bare strings
+//! rustfx-features [--max-bytes N] --spec SPEC.json FILE...            a FeatureSpec file (rustfx.FeatureSpec.to_json)
 //! rustfx-features --print-spec EXTRACTOR [NAME=VALUE...]   its spec, defaults filled in
 //! rustfx-features --list                               every extractor and its parameters
 //! ```
@@ -17,9 +23,10 @@
 
 use rustfx::batch::map_documents;
 use rustfx::extractor::Extractor;
-use rustfx::read::{read_file, MAX_READ_BYTES};
+use rustfx::read::{check_max_bytes, read_file, DEFAULT_MAX_BYTES};
 use rustfx::registry::{self, EXTRACTORS};
 use rustfx::spec::FeatureSpec;
+use rustfx::text_output::{text_rows, write_path};
 use serde_json::{Map, Value};
 use std::io::{BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -28,10 +35,14 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok((0, _)) => ExitCode::SUCCESS,
+        Ok((failed, files)) => {
+            eprintln!("rustfx-features: {failed} of {files} files failed");
+            ExitCode::from(1)
+        }
         Err(e) => {
             eprintln!("rustfx-features: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(2)
         }
     }
 }
@@ -39,8 +50,24 @@ fn main() -> ExitCode {
 /// Files are read and extracted this many at a time, in parallel.
 const FILES_PER_BATCH: usize = 64;
 
-fn run(args: &[String]) -> rustfx::Result<()> {
+/// Runs the command: how many files failed, of how many.
+fn run(mut args: &[String]) -> rustfx::Result<(usize, usize)> {
     let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut max_bytes = DEFAULT_MAX_BYTES;
+    if let Some(flag) = args.first().filter(|a| a.starts_with("--max-bytes")) {
+        let (value, rest) = match flag.split_once('=') {
+            Some((_, value)) => (value, &args[1..]),
+            None => (args.get(1).ok_or_else(usage)?.as_str(), &args[2..]),
+        };
+        let n = value.parse().map_err(|_| {
+            rustfx::Error::invalid_argument(format!(
+                "--max-bytes needs a whole number, got '{value}'"
+            ))
+        })?;
+        max_bytes = check_max_bytes(n)?;
+        args = rest;
+    }
+    let mut outcome = (0, 0);
     match args.first().map(String::as_str) {
         None | Some("-h" | "--help") => return Err(usage()),
         Some("--list") => {
@@ -82,15 +109,16 @@ fn run(args: &[String]) -> rustfx::Result<()> {
             })?;
             let (spec, extractor) = rustfx::spec::load(&text)
                 .map_err(|e| rustfx::Error::new(e.kind(), format!("{path}: {e}")))?;
-            extract(&extractor, &args[2..], &mut out)?;
             drop(spec);
+            outcome = extract(&extractor, &args[2..], max_bytes, &mut out)?;
         }
         Some(_) => {
             let (spec, files) = spec_from_args(args)?;
-            extract(&spec.build()?, files, &mut out)?;
+            outcome = extract(&spec.build()?, files, max_bytes, &mut out)?;
         }
     }
-    out.flush().map_err(io_error)
+    out.flush().map_err(io_error)?;
+    Ok(outcome)
 }
 
 /// `EXTRACTOR [NAME=VALUE...]` and the arguments after them (the files).
@@ -113,17 +141,44 @@ fn spec_from_args(args: &[String]) -> rustfx::Result<(FeatureSpec, &[String])> {
     Ok((spec, rest))
 }
 
-fn extract(extractor: &Extractor, files: &[String], out: &mut impl Write) -> rustfx::Result<()> {
-    for batch in files.chunks(FILES_PER_BATCH) {
-        let contents = batch
-            .iter()
-            .map(|file| read_file(std::ffi::OsStr::new(file).as_bytes(), MAX_READ_BYTES))
-            .collect::<rustfx::Result<Vec<_>>>()?;
-        for row in map_documents(&contents, |doc| extractor.text_row(doc)) {
-            writeln!(out, "{}", row.join(" ")).map_err(io_error)?;
-        }
+/// Extracts and prints each file's row; how many files could not be read,
+/// and of how many.
+fn extract(
+    extractor: &Extractor,
+    files: &[String],
+    max_bytes: u64,
+    out: &mut impl Write,
+) -> rustfx::Result<(usize, usize)> {
+    if files.is_empty() {
+        return Err(rustfx::Error::invalid_argument("no files given"));
     }
-    Ok(())
+    let mut failed = 0;
+    for batch in files.chunks(FILES_PER_BATCH) {
+        let (mut paths, mut contents) = (Vec::new(), Vec::new());
+        for file in batch {
+            match read_file(std::ffi::OsStr::new(file).as_bytes(), max_bytes) {
+                Ok(bytes) => {
+                    paths.push(file);
+                    contents.push(bytes);
+                }
+                Err(e) => {
+                    // read_file's messages name the path.
+                    eprintln!("rustfx-features: {e}");
+                    failed += 1;
+                }
+            }
+        }
+        // A batch per file: files are large, and rayon spreads them.
+        let rows = map_documents(&contents, |doc| extractor.extract_batch(&[doc]));
+        for (path, batch) in paths.iter().zip(rows) {
+            let row = text_rows(&batch?).remove(0);
+            write_path(out, path.as_bytes())
+                .and_then(|()| writeln!(out, "\t{}", row.join(" ")))
+                .map_err(io_error)?;
+        }
+        out.flush().map_err(io_error)?;
+    }
+    Ok((failed, files.len()))
 }
 
 fn io_error(e: std::io::Error) -> rustfx::Error {
@@ -133,8 +188,9 @@ fn io_error(e: std::io::Error) -> rustfx::Error {
 fn usage() -> rustfx::Error {
     let names: Vec<_> = EXTRACTORS.iter().map(|e| e.name).collect();
     rustfx::Error::invalid_argument(format!(
-        "usage: rustfx-features EXTRACTOR [NAME=VALUE...] FILE... | --spec SPEC.json FILE... \
-         | --print-spec EXTRACTOR [NAME=VALUE...] | --list\nextractors: {}",
+        "usage: rustfx-features [--max-bytes N] EXTRACTOR [NAME=VALUE...] FILE... \
+         | [--max-bytes N] --spec SPEC.json FILE... | --print-spec EXTRACTOR [NAME=VALUE...] \
+         | --list\nextractors: {}",
         names.join(", ")
     ))
 }

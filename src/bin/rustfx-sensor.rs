@@ -19,7 +19,7 @@
 #![deny(unsafe_code)]
 
 use rustfx::cli::{self, Args, Program};
-use rustfx::sensor::features::FeatureRows;
+use rustfx::output::Batch;
 use rustfx::sensor::{Model, OutputValues};
 use rustfx::text_output::push_values;
 use std::ffi::OsString;
@@ -84,7 +84,7 @@ fn run(args: &Args<SensorOptions>) -> Result<usize, String> {
     cli::score_files(&PROGRAM, args, &mut out, |contents| {
         let docs: Vec<&[u8]> = contents.iter().map(Vec::as_slice).collect();
         if args.options.features {
-            Ok(feature_rows(&model, &docs))
+            feature_rows(&model, &docs)
         } else {
             output_rows(&model, &docs)
         }
@@ -115,24 +115,29 @@ fn output_rows(model: &Model, docs: &[&[u8]]) -> Result<Vec<String>, String> {
 }
 
 /// Per file, `\tKEY=values` for each feature (KEY its ONNX input), sorted.
-fn feature_rows(model: &Model, docs: &[&[u8]]) -> Vec<String> {
+fn feature_rows(model: &Model, docs: &[&[u8]]) -> Result<Vec<String>, String> {
     let features = &model.features().features;
-    let mut batches: Vec<_> = features.iter().zip(model.extract(docs)).collect();
+    let extracted = model.extract(docs).map_err(|e| e.to_string())?;
+    let mut batches: Vec<_> = features.iter().zip(extracted).collect();
     batches.sort_by(|a, b| a.0.onnx_input.cmp(&b.0.onnx_input));
     let mut rows = vec![String::new(); docs.len()];
     for (feature, batch) in &batches {
-        let width = feature.width;
         for (i, row) in rows.iter_mut().enumerate() {
-            let range = i * width..(i + 1) * width;
             push_key(row, &feature.onnx_input);
+            // features.json has dense features only (`dense_width`).
             match batch {
-                FeatureRows::F32(v) => push_values(&v[range], row),
-                FeatureRows::I32(v) => push_values(&v[range], row),
-                FeatureRows::I64(v) => push_values(&v[range], row),
+                Batch::Float32Rows(rows) => push_values(rows.row(i), row),
+                Batch::Int32Rows(rows) => push_values(rows.row(i), row),
+                Batch::Int64Rows(rows) => push_values(rows.row(i), row),
+                Batch::RaggedIds { .. }
+                | Batch::SparseRows { .. }
+                | Batch::RaggedStrings { .. } => {
+                    return Err("a feature that is not dense rows (a bug in rustfx)".into())
+                }
             }
         }
     }
-    rows
+    Ok(rows)
 }
 
 fn push_key(row: &mut String, key: &str) {

@@ -50,6 +50,7 @@ use crate::hashing::{Fingerprint64Batch, FINGERPRINT64_BATCH};
 
 /// scikit-learn's seed for MurmurHash3 (`HashingVectorizer`, `FeatureHasher`).
 const MURMUR3_SEED: u32 = 0;
+use crate::output::SparseRow;
 use crate::{Error, ErrorKind, Result};
 use count::normalize_dense;
 use grams::{
@@ -191,16 +192,6 @@ pub struct CountOptions {
     pub alternate_sign: bool,
     /// Row normalisation.
     pub norm: Norm,
-}
-
-/// A sparse row: sorted, distinct bucket indices of the n-grams that occurred
-/// and their values (0 where signed occurrences cancel).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SparseRow {
-    /// Sorted distinct bucket indices.
-    pub indices: Vec<u64>,
-    /// The value of each index, same length as `indices`.
-    pub values: Vec<f32>,
 }
 
 /// Tokenizes, forms n-grams and hashes them. Immutable, so one hasher can
@@ -749,6 +740,7 @@ impl NgramCounter {
     ///
     /// ```
     /// use rustfx::ngrams::*;
+    /// use rustfx::output::SparseRow;
     /// let hasher = NgramHasher::new(NgramConfig {
     ///     tokenizer: Tokenizer::Whitespace,
     ///     widths: vec![1],

@@ -21,6 +21,7 @@
 //! feature.
 
 use crate::extractor::{DType, Extractor, OutputKind};
+use crate::output::Batch;
 use crate::spec::{self, params::short, FeatureSpec};
 use crate::{Error, Result};
 use serde_json::{Map, Value};
@@ -70,17 +71,6 @@ pub struct Features {
     pub features: Vec<Feature>,
     /// The outputs, in the order of the ONNX graph's outputs.
     pub outputs: Vec<OutputName>,
-}
-
-/// A batch of one feature's rows: `rows * width` values, row after row.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FeatureRows {
-    /// float32 rows.
-    F32(Vec<f32>),
-    /// int32 rows.
-    I32(Vec<i32>),
-    /// int64 rows.
-    I64(Vec<i64>),
 }
 
 impl Features {
@@ -168,40 +158,15 @@ impl Features {
         })
     }
 
-    /// Every feature's rows for a batch of documents, in feature order.
-    /// Extraction cannot fail: the specs were checked when parsed.
-    pub fn extract(&self, docs: &[&[u8]]) -> Vec<FeatureRows> {
+    /// Every feature's rows for a batch of documents, in feature order:
+    /// the core's batch interface, each a dense [`Batch`] (other layouts
+    /// are refused when parsed, `dense_width`).
+    pub fn extract(&self, docs: &[&[u8]]) -> Result<Vec<Batch>> {
         self.features
             .iter()
-            .map(|feature| {
-                let width = feature.width;
-                match &feature.extractor {
-                    Extractor::Float32Rows(e) => FeatureRows::F32(rows(e.as_ref(), docs, width)),
-                    Extractor::Int32Rows(e) => FeatureRows::I32(rows(e.as_ref(), docs, width)),
-                    Extractor::Int64Rows(e) => FeatureRows::I64(rows(e.as_ref(), docs, width)),
-                    // Refused when parsed (`dense_width`); empty rather than a panic.
-                    Extractor::RaggedIds(_)
-                    | Extractor::SparseRows(_)
-                    | Extractor::RaggedStrings(_) => FeatureRows::F32(Vec::new()),
-                }
-            })
+            .map(|feature| feature.extractor.extract_batch(docs))
             .collect()
     }
-}
-
-fn rows<T: Copy + Default + Send>(
-    extractor: &dyn crate::extractor::RowExtractor<Value = T>,
-    docs: &[&[u8]],
-    width: usize,
-) -> Vec<T> {
-    let mut out = vec![T::default(); docs.len() * width];
-    if width > 0 {
-        for (doc, row) in docs.iter().zip(out.chunks_exact_mut(width)) {
-            // Cannot fail: the row has exactly `width` values.
-            let _ = extractor.write_row(doc, row);
-        }
-    }
-    out
 }
 
 fn parse_feature(value: &Value, model_input: &str) -> Result<Feature> {

@@ -9,7 +9,8 @@
 //! model.onnx that makes tract panic is an error naming the file, not an
 //! abort (the release profile keeps `panic = "unwind"`).
 
-use super::features::{FeatureRows, Features};
+use super::features::Features;
+use crate::output::{Batch, DenseRows};
 use crate::read::read_file;
 use crate::{Error, ErrorKind, Result};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -128,21 +129,21 @@ impl Model {
     }
 
     /// The features the network gets for `docs`, one batch per ONNX input.
-    pub fn extract(&self, docs: &[&[u8]]) -> Vec<FeatureRows> {
+    pub fn extract(&self, docs: &[&[u8]]) -> Result<Vec<Batch>> {
         self.features.extract(docs)
     }
 
     /// Runs the model on a batch of file contents: every output, in
     /// features.json's order, with one row per document.
     pub fn predict(&self, docs: &[&[u8]]) -> Result<Vec<Output>> {
-        let rows = self.features.extract(docs);
+        let rows = self.features.extract(docs)?;
         let n = docs.len();
         let model_path = self.dir.join(MODEL_FILE);
         let outputs = guarded(&model_path, || {
             let inputs = rows
                 .into_iter()
                 .zip(&self.features.features)
-                .map(|(rows, feature)| input_tensor(rows, n, feature.width))
+                .map(|(rows, _)| input_tensor(rows))
                 .collect::<TractResult<TVec<TValue>>>()?;
             self.plan.run(inputs)
         })?;
@@ -267,11 +268,22 @@ fn plan(bytes: &[u8], features: &Features) -> TractResult<Arc<TypedRunnableModel
         .into_runnable()
 }
 
-fn input_tensor(rows: FeatureRows, n: usize, width: usize) -> TractResult<TValue> {
-    let tensor: Tensor = match rows {
-        FeatureRows::F32(v) => tract_ndarray::Array2::from_shape_vec((n, width), v)?.into(),
-        FeatureRows::I32(v) => tract_ndarray::Array2::from_shape_vec((n, width), v)?.into(),
-        FeatureRows::I64(v) => tract_ndarray::Array2::from_shape_vec((n, width), v)?.into(),
+/// A batch of dense rows as the network's input tensor (`rows x width`):
+/// the sensor's conversion of the core's [`Batch`]. features.json accepts
+/// dense features only (`dense_width`), so other layouts are a bug.
+fn input_tensor(batch: Batch) -> TractResult<TValue> {
+    fn matrix<T: Datum>(rows: DenseRows<T>) -> TractResult<Tensor> {
+        Ok(tract_ndarray::Array2::from_shape_vec((rows.rows, rows.width), rows.values)?.into())
+    }
+    let tensor = match batch {
+        Batch::Float32Rows(rows) => matrix(rows)?,
+        Batch::Int32Rows(rows) => matrix(rows)?,
+        Batch::Int64Rows(rows) => matrix(rows)?,
+        Batch::RaggedIds { .. } | Batch::SparseRows { .. } | Batch::RaggedStrings { .. } => {
+            return Err(format_err!(
+                "a feature that is not dense rows (a bug in rustfx)"
+            ))
+        }
     };
     Ok(tensor.into_tvalue())
 }

@@ -1,8 +1,9 @@
 //! features.json: what it accepts, what it refuses and how it says so.
 
-use super::features::{FeatureRows, Features};
-use crate::extractor::Extractor;
+use super::features::Features;
+use crate::output::Batch;
 use crate::spec::FeatureSpec;
+use crate::text_output::text_rows;
 use serde_json::{json, Value};
 
 fn spec(extractor: &str, params: Value) -> Value {
@@ -40,21 +41,14 @@ fn parses_and_extracts_like_the_extractors() {
     let widths: Vec<usize> = features.features.iter().map(|f| f.width).collect();
     assert_eq!(widths, [256, 4]);
     let docs: [&[u8]; 3] = [b"a b c a b", b"", b"\x00\xff zz"];
-    let rows = features.extract(&docs);
-    for (feature, rows) in features.features.iter().zip(&rows) {
-        let want: Vec<String> = docs
+    let batches = features.extract(&docs).unwrap();
+    for (feature, batch) in features.features.iter().zip(&batches) {
+        let want: Vec<Vec<String>> = docs
             .iter()
-            .flat_map(|d| feature.extractor.text_row(d))
+            .flat_map(|d| text_rows(&feature.extractor.extract_batch(&[d]).unwrap()))
             .collect();
-        let got: Vec<String> = match (rows, &feature.extractor) {
-            (FeatureRows::F32(v), Extractor::Float32Rows(_)) => {
-                v.iter().map(|x| format!("{x:?}")).collect()
-            }
-            (FeatureRows::I64(v), Extractor::Int64Rows(_)) => {
-                v.iter().map(|x| format!("{x:?}")).collect()
-            }
-            other => panic!("unexpected rows {other:?}"),
-        };
+        let got = text_rows(batch);
+        assert!(matches!(batch, Batch::Float32Rows(_) | Batch::Int64Rows(_)));
         assert_eq!(got, want, "{}", feature.layer);
     }
 }

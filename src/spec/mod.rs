@@ -29,7 +29,8 @@
 //! assert_eq!(spec.output().width, Some(256));
 //! let again = FeatureSpec::from_json(&spec.to_json()).unwrap();
 //! assert_eq!(again, spec);
-//! let row = spec.build().unwrap().text_row(b"aab");
+//! let batch = spec.build().unwrap().extract_batch(&[b"aab"]).unwrap();
+//! let row = &rustfx::text_output::text_rows(&batch)[0];
 //! assert_eq!(row[usize::from(b'a')], "0.6666667");
 //! ```
 
@@ -245,6 +246,7 @@ pub fn query(what: &str, spec: &str) -> Result<Vec<String>> {
     match what {
         "registry" => Ok(vec![registry::registry_json().to_string()]),
         "spec" => Ok(vec![FeatureSpec::from_json(spec)?.to_json()]),
+        "constants" => Ok(vec![constants_json().to_string()]),
         "feature_names" => {
             let (spec, extractor) = load(spec)?;
             extractor.feature_names().ok_or_else(|| {
@@ -252,9 +254,24 @@ pub fn query(what: &str, spec: &str) -> Result<Vec<String>> {
             })
         }
         _ => Err(Error::invalid_argument(format!(
-            "query must be one of registry, spec, feature_names, got '{what}'"
+            "query must be one of registry, spec, feature_names, constants, got '{what}'"
         ))),
     }
+}
+
+/// The constants every host shares, for Python (`spec_query "constants"`):
+/// the default `max_bytes` and the status codes by TF's name, `OK`
+/// included.
+fn constants_json() -> Value {
+    let mut codes = Map::new();
+    codes.insert("OK".into(), Value::from(crate::error::OK_STATUS));
+    for (_, code, name) in crate::error::STATUS_CODES {
+        codes.insert(name.into(), Value::from(code));
+    }
+    serde_json::json!({
+        "default_max_bytes": crate::read::DEFAULT_MAX_BYTES,
+        "status_codes": codes,
+    })
 }
 
 const TOP_KEYS: [&str; 4] = ["extractor", "output_version", "params", "output"];

@@ -23,9 +23,10 @@ use libfuzzer_sys::fuzz_target;
 use rustfx::extractor::RowExtractor;
 use rustfx::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramCounter, NgramCounts, NgramHasher, NgramSequence,
-    Norm, SparseRow, Tokenizer, MAX_DENSE_BUCKETS, MAX_MURMUR3_BUCKETS, MAX_NGRAM_WIDTH,
+    Norm, Tokenizer, MAX_DENSE_BUCKETS, MAX_MURMUR3_BUCKETS, MAX_NGRAM_WIDTH,
     MAX_NGRAM_WIDTHS,
 };
+use rustfx::output::SparseRow;
 use rustfx::ErrorKind;
 use std::ops::ControlFlow;
 
