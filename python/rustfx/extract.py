@@ -1,27 +1,25 @@
-"""`python -m rustfx.extract`: corpus extraction on Ray (rustfx.corpus).
+"""`python -m rustfx.extract`: the old name of `python -m rustfx.corpus`.
 
-`rustfx.extract` is also the function `rustfx.extract(spec, contents)`
-(rustfx.spec.extract). Importing this module (which `python -m` and
-`import rustfx.extract` do) makes `rustfx.extract` the module; so that it
-stays callable, the module's class is swapped for one whose __call__ is that
-function.
+Deprecated: it says so on stderr and runs the corpus CLI. This file exists
+only because `python -m` needs a module of that name; `rustfx.extract` is
+the function rustfx.spec.extract, and the two coexist because the module
+is never bound as `rustfx.extract`: `python -m rustfx.extract` imports the
+package rustfx (which binds the function) and then runs this file as
+`__main__`, without importing it as the submodule. Imported by name
+(`import rustfx.extract`), the import system would rebind the attribute
+`rustfx.extract` to this module once it had run, so that import fails
+here instead, before it can: the function stays.
 """
 
 import sys
-import types
 
-from rustfx import spec as _spec
+if __name__ != "__main__":
+    raise ImportError("rustfx.extract is the function rustfx.extract(spec, contents) "
+                      "(`import rustfx`); the module only runs `python -m rustfx.extract`, "
+                      "the old name of `python -m rustfx.corpus`")
 
+from rustfx.corpus.__main__ import main  # noqa: E402
 
-class _CallableModule(types.ModuleType):
-    def __call__(self, spec, contents, *, name=None):
-        return _spec.extract(spec, contents, name=name)
-
-
-sys.modules[__name__].__class__ = _CallableModule
-__doc__ = (__doc__ or "") + "\n\nrustfx.extract(spec, contents):\n" + (_spec.extract.__doc__ or "")
-
-if __name__ == "__main__":
-    from rustfx.corpus import main
-
-    sys.exit(main())
+print("python -m rustfx.extract is deprecated: use python -m rustfx.corpus (same options)",
+      file=sys.stderr)
+sys.exit(main(prog="python -m rustfx.extract"))

@@ -10,7 +10,7 @@ from rustfx._common import Files, no_autograph, ops, pass_on_intra_op_threads, s
 
 __all__ = ["read_files", "files", "sha256", "Files", "ReadStatus", "DEFAULT_MAX_BYTES"]
 
-from rustfx._core import DEFAULT_MAX_BYTES
+from rustfx_core import DEFAULT_MAX_BYTES
 
 ReadStatus = collections.namedtuple("ReadStatus", ["codes", "messages"])
 ReadStatus.__doc__ = """Per-element outcome of read_files: `codes` (int32,

@@ -99,18 +99,13 @@ class _Extractor(keras.layers.Layer):
     def call(self, inputs):
         return self._extract(inputs)
 
-    def _output_spec(self):
-        out = self.spec.output
-        return tuple(out["shape"]), out["dtype"], out["kind"]
-
     def compute_output_spec(self, inputs):
-        dims, dtype, kind = self._output_spec()
-        return keras.KerasTensor(tuple(inputs.shape) + dims, dtype=dtype,
-                                 sparse=kind == "sparse",
-                                 ragged=kind == "ragged")
+        rows = self.spec.rows
+        return keras.KerasTensor(tuple(inputs.shape) + (rows.width,), dtype=rows.dtype,
+                                 sparse=rows.sparse, ragged=rows.ragged)
 
     def compute_output_shape(self, input_shape):
-        return tuple(input_shape) + self._output_spec()[0]
+        return tuple(input_shape) + (self.spec.rows.width,)
 
     def get_config(self):
         config = {**super().get_config(), "spec": self.spec.to_dict()}

@@ -141,10 +141,10 @@ def _features(model, raw):
             if id(tensor) in extractor_outputs and not isinstance(node.operation, _Extractor):
                 used[id(tensor)] = extractor_outputs[id(tensor)]
                 layer = extractor_outputs[id(tensor)][0]
-                kind = layer.spec.output["kind"]
-                if kind != "dense":
+                rows = layer.spec.rows
+                if rows.ragged or rows.sparse:
                     raise ExportError(
-                        f"{_describe(layer)} gives {kind} {layer.spec.output['dtype']} "
+                        f"{_describe(layer)} gives {rows.kind} {rows.dtype} "
                         f"rows, which feed {_describe(node.operation)}; ONNX takes dense "
                         "tensors only (for hashed_ngrams use output=\"sequence\" or "
                         "\"counts\")")

@@ -1,10 +1,9 @@
-"""FeatureSpec: what an extractor computes, as data that travels.
+"""FeatureSpec in TensorFlow: rustfx.extract(spec, contents) runs it as an op.
 
-A spec names an extractor, gives every parameter (defaults filled in) and
-states its output and its output version. The Rust core owns the rules:
-this module asks it (through its C ABI, rustfx._core) to check and
-complete each spec, so Python, the ops, `rustfx-features --spec` and the
-Rust API accept and refuse exactly the same specs, with the same messages.
+FeatureSpec, registry() and the rules (the core's, through its C ABI) are
+rustfx_core's (rustfx_core.spec): this module adds only what needs
+TensorFlow, a refusal raised as tf.errors.InvalidArgumentError, and the
+op that runs a spec.
 
     spec = rustfx.FeatureSpec("byte_entropy_histogram", window=1024)
     spec.to_json()    # '{"extractor":"byte_entropy_histogram",...}'
@@ -18,149 +17,24 @@ it is loaded (FeatureSpec.from_json, a layer's from_config, a SavedModel's
 ops): its features are not this build's.
 """
 
-import functools
-import json
-
 import tensorflow as tf
 
-from rustfx import _core
+import rustfx_core
 from rustfx._common import documents, invalid, no_autograph, ops
+from rustfx_core import RowsVisitor, registry
 
 __all__ = ["FeatureSpec", "extract", "registry"]
 
 
-def _ask(query, spec=""):
-    """The core's answer (rustfx's spec::query, through the C ABI: no op
-    runs, so this works the same eagerly, in a tf.function being traced or
-    in a tf.Graph); a refusal is InvalidArgumentError with the core's
-    message."""
-    try:
-        return _core.spec_query(query, spec)
-    except ValueError as e:
-        raise invalid(str(e)) from None
-
-
-@functools.lru_cache(maxsize=None)
-def _registry_text():
-    return _ask("registry")[0]
-
-
-def registry():
-    """Every extractor of the core's registry, by name: {"name",
-    "output_version", "doc", "params": [{"name", "type", "default",
-    "required", "names", "doc"}], "examples": [params, ...]}. A new dict on
-    each call."""
-    return {entry["name"]: entry for entry in json.loads(_registry_text())}
-
-
-def _plain(value):
-    """numpy scalars and arrays (and eager tensors) as plain JSON values."""
-    if hasattr(value, "numpy"):
-        value = value.numpy()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, (tuple, range)):
-        return list(value)
-    if isinstance(value, bytes):
-        return value.decode()
-    raise invalid(f"a spec parameter must be JSON (int, bool, str, list, None), got {value!r}")
-
-
-def _dumps(obj):
-    return json.dumps(obj, sort_keys=True, default=_plain)
-
-
-@functools.lru_cache(maxsize=4096)
-def _canonical(text):
-    return _ask("spec", text)[0]
-
-
-_BUILT = {}
-
-
-class FeatureSpec:
+class FeatureSpec(rustfx_core.FeatureSpec):
     """One extractor call as data: FeatureSpec(extractor, **params), or
-    FeatureSpec.from_json(text or dict). Checked and completed by the core;
-    immutable; equal specs have equal to_json()."""
+    FeatureSpec.from_json(text, dict or a rustfx_core.FeatureSpec). Checked
+    and completed by the core; immutable; equal specs have equal
+    to_json(). rustfx_core.FeatureSpec, refusing with
+    tf.errors.InvalidArgumentError (the core's message)."""
 
-    __slots__ = ("_json", "_dict")
-
-    def __init__(self, extractor, **params):
-        # The wrappers build a spec on every call: a built spec is reused
-        # for the same arguments (keyed with their types, so 1 and True
-        # differ), which keeps a call's Python cost near the op's.
-        try:
-            key = (extractor, tuple(sorted(
-                (k, type(v), tuple(v) if isinstance(v, list) else v)
-                for k, v in params.items())))
-            cached = _BUILT.get(key)
-        except TypeError:  # an unhashable value (a numpy array): no reuse
-            key = cached = None
-        if cached is None:
-            canonical = _canonical(_dumps({"extractor": extractor, "params": params}))
-            cached = (canonical, json.loads(canonical))
-            if key is not None and len(_BUILT) < 4096:
-                _BUILT[key] = cached
-        self._json, self._dict = cached
-
-    @classmethod
-    def from_json(cls, spec):
-        """A spec from its JSON text, a dict of it, or a FeatureSpec."""
-        if isinstance(spec, FeatureSpec):
-            return spec
-        if isinstance(spec, dict):
-            spec = _dumps(spec)
-        if not isinstance(spec, str):
-            raise invalid(f"a feature spec is JSON text or a dict, got {type(spec).__name__}")
-        self = cls.__new__(cls)
-        self._set(_canonical(spec))
-        return self
-
-    from_dict = from_json
-
-    def _set(self, canonical):
-        self._json = canonical
-        self._dict = json.loads(canonical)
-
-    @property
-    def extractor(self):
-        return self._dict["extractor"]
-
-    @property
-    def params(self):
-        """Every parameter, defaults filled in (a new dict)."""
-        return dict(self._dict["params"])
-
-    @property
-    def output_version(self):
-        return self._dict["output_version"]
-
-    @property
-    def output(self):
-        """{"kind": "dense" | "ragged" | "sparse", "dtype", "shape": [width or None]}."""
-        return dict(self._dict["output"])
-
-    def to_json(self):
-        """The canonical JSON text (one line, keys sorted)."""
-        return self._json
-
-    def to_dict(self):
-        return json.loads(self._json)
-
-    def feature_names(self):
-        """The name of each value of a row, for the extractors that name
-        them (general_file_info, ember_features)."""
-        return _ask("feature_names", self._json)
-
-    def __eq__(self, other):
-        return isinstance(other, FeatureSpec) and other._json == self._json
-
-    def __hash__(self):
-        return hash(self._json)
-
-    def __repr__(self):
-        params = ", ".join(f"{k}={v!r}" for k, v in self._dict["params"].items())
-        return f"FeatureSpec({self.extractor!r}{', ' if params else ''}{params})"
+    __slots__ = ()
+    _refused = staticmethod(invalid)
 
 
 @no_autograph
@@ -181,32 +55,46 @@ def extract_spec(spec, contents, name=None):
     The static shapes are set here, from the spec: the ops' shape functions
     cannot read the spec attr, so they know only contents.shape + [None]
     (dense), [None] values and row splits (ragged, sparse)."""
-    if not isinstance(spec, FeatureSpec):
+    if not isinstance(spec, rustfx_core.FeatureSpec):
         spec = FeatureSpec.from_json(spec)
     contents, source = documents(contents)
-    out = spec._dict["output"]
-    attrs = dict(input=contents, spec=spec._json, **source)
-    if out["kind"] == "dense":
+    attrs = dict(input=contents, spec=spec.to_json(), **source)
+    return spec.rows.accept(_OPS, spec, contents, attrs, name)
+
+
+class _Ops(RowsVisitor):
+    """The op of each output kind, and its output as a tensor of
+    contents.shape + [width or None]."""
+
+    def dense(self, rows, spec, contents, attrs, name):
         # A DType, not its name: the op's eager fast path takes only that.
-        rows = ops.Rustfx_DenseRows(Tout=tf.as_dtype(out["dtype"]), name=name, **attrs)
+        out = ops.Rustfx_DenseRows(Tout=tf.as_dtype(rows.dtype), name=name, **attrs)
         if not tf.executing_eagerly():  # an eager tensor's shape is already whole
-            rows.set_shape(contents.shape.concatenate(out["shape"]))
-        return rows
-    with tf.name_scope(name or spec.extractor):
-        if out["kind"] == "ragged":
-            op = ops.Rustfx_RaggedStrings if out["dtype"] == "string" else ops.Rustfx_RaggedIds
-            values, splits = op(**attrs)
+            out.set_shape(contents.shape.concatenate([rows.width]))
+        return out
+
+    def ragged(self, rows, spec, contents, attrs, name, op=None):
+        with tf.name_scope(name or spec.extractor):
+            values, splits = (op or ops.Rustfx_RaggedIds)(**attrs)
             return _ragged(values, splits, contents)
-        width = out["shape"][0]
-        indices, values, dense_shape = ops.Rustfx_SparseRows(**attrs)
-        flat = tf.SparseTensor(indices, values, dense_shape)
-        if contents.shape.rank != 1:
-            shape = tf.concat([tf.shape(contents, out_type=tf.int64),
-                               [tf.constant(width, tf.int64)]], axis=0)
-            flat = tf.sparse.reshape(flat, shape)
-        # The static shape too, so Keras layers (Dense) can follow directly.
-        flat.set_shape(contents.shape.concatenate([width]))
-        return flat
+
+    def strings(self, rows, spec, contents, attrs, name):
+        return self.ragged(rows, spec, contents, attrs, name, op=ops.Rustfx_RaggedStrings)
+
+    def sparse(self, rows, spec, contents, attrs, name):
+        with tf.name_scope(name or spec.extractor):
+            indices, values, dense_shape = ops.Rustfx_SparseRows(**attrs)
+            flat = tf.SparseTensor(indices, values, dense_shape)
+            if contents.shape.rank != 1:
+                shape = tf.concat([tf.shape(contents, out_type=tf.int64),
+                                   [tf.constant(rows.width, tf.int64)]], axis=0)
+                flat = tf.sparse.reshape(flat, shape)
+            # The static shape too, so Keras layers (Dense) can follow directly.
+            flat.set_shape(contents.shape.concatenate([rows.width]))
+            return flat
+
+
+_OPS = _Ops()
 
 
 def _ragged(values, splits, contents):

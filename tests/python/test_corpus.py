@@ -1,4 +1,4 @@
-"""Corpus extraction on Ray (rustfx.corpus, python -m rustfx.extract).
+"""Corpus extraction on Ray (rustfx.corpus, python -m rustfx.corpus).
 
 Parity of the Parquet and TFRecord rows with the ops, keyed by path; hostile
 inputs as error rows; a driver killed mid-job and rerun (exactly once,
@@ -11,6 +11,7 @@ whole file runs in a few minutes on 2 cores. Skipped if Ray is not installed
 
 import glob
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -30,7 +31,6 @@ pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed")
 import tensorflow as tf  # noqa: E402
 
 import rustfx  # noqa: E402
-import rustfx.extract  # noqa: E402,F401  (must leave rustfx.extract(spec, contents) working)
 from rustfx import corpus  # noqa: E402
 
 from hostile_files import make_hostile_paths  # noqa: E402
@@ -153,11 +153,27 @@ def _check_same(got_row, want, i, feature_set):
 
 
 def test_import_extract_module_keeps_the_function():
+    """rustfx.extract is the function; the module of that name only runs
+    the deprecated `python -m rustfx.extract`, and importing it fails
+    rather than rebinding rustfx.extract."""
     spec = rustfx.FeatureSpec("byte_histogram")
     assert callable(rustfx.extract)
     got = rustfx.extract(spec, tf.constant([b"abc"]))
     np.testing.assert_array_equal(got.numpy(), rustfx.byte_histogram(tf.constant([b"abc"])).numpy())
-    assert rustfx.extract is sys.modules["rustfx.extract"]
+    with pytest.raises(ImportError, match="is the function"):
+        importlib.import_module("rustfx.extract")
+    assert rustfx.extract is rustfx.spec.extract and "rustfx.extract" not in sys.modules
+
+
+@pytest.mark.parametrize("module", ["rustfx.corpus", "rustfx.extract"])
+def test_cli_help(module):
+    result = subprocess.run([PYTHON, "-m", module, "--help"], capture_output=True, text=True,
+                            timeout=120, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"usage: python -m {module} " in result.stdout
+    assert "--read-batch-bytes" in result.stdout
+    deprecated = "python -m rustfx.extract is deprecated: use python -m rustfx.corpus"
+    assert (deprecated in result.stderr) == (module == "rustfx.extract")
 
 
 def test_sha256_op_matches_hashlib():
@@ -383,16 +399,18 @@ def test_hostile_inputs_are_error_rows(local_ray, tmp_path):
     sock.close()
 
 
-# A worker as run() starts it for Parquet shards (its runtime_env sets
-# RUSTFX_CORE_ONLY=1): it writes its shard, and TensorFlow is never imported.
+# A worker as run() makes it for Parquet shards: Ray pickles the UDF class
+# and its arguments (the ShardFormat too) by reference, and the worker
+# unpickles them. Here in a fresh process, from the same pickle: it writes
+# its shard, and neither TensorFlow nor Keras, Ray or rustfx is imported.
 CORE_ONLY_WORKER = """
-import json, sys
-from rustfx import corpus
-worker = corpus._WriteShards(sys.argv[1], sys.argv[2], "parquet", None, "record")
-paths = json.loads(sys.argv[3])
-summary = worker({"shard": [0], "paths": [paths]})
-print(json.dumps({"files": int(summary["files"][0]),
-                  "tensorflow": [m for m in sys.modules if m.split(".")[0] == "tensorflow"]}))
+import json, pickle, sys
+udf, args = pickle.loads(sys.stdin.buffer.read())
+worker = udf(*args)
+summary = worker({"shard": [0], "paths": [json.loads(sys.argv[1])]})
+loaded = {top: [m for m in sys.modules if m.split(".")[0] == top]
+          for top in ("tensorflow", "keras", "ray", "rustfx")}
+print(json.dumps({"files": int(summary["files"][0]), **loaded}))
 """
 
 
@@ -402,13 +420,15 @@ def test_a_parquet_worker_imports_no_tensorflow(corpus_list, tmp_path):
     fs_json = corpus.FeatureSet.load(FEATURES).to_json()
     out = tmp_path / "out"
     out.mkdir()
+    shipped = ray.cloudpickle.dumps(corpus.job.shard_writer(
+        fs_json, corpus.OutputDir(str(out)), "parquet", None, "record"))
     result = subprocess.run(
-        [PYTHON, "-c", CORE_ONLY_WORKER, fs_json, str(out), json.dumps(paths)],
-        capture_output=True, text=True, timeout=300,
-        env={**os.environ, corpus.CORE_ONLY_ENV: "1"})
-    assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report == {"files": len(paths), "tensorflow": []}
+        [PYTHON, "-c", CORE_ONLY_WORKER, json.dumps(paths)], input=shipped,
+        capture_output=True, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    report = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    assert report == {"files": len(paths), "tensorflow": [], "keras": [], "ray": [],
+                      "rustfx": []}
     got = pq.read_table(out / corpus.shard_name(0, "parquet"))
     assert got.equals(corpus.extract_table(paths, FEATURES))
     want = _op_rows(paths[:-1], FEATURES)
@@ -439,7 +459,7 @@ def test_reading_with_another_output_version_fails(local_ray, tmp_path):
 
 def _cli(args, env=None, **kw):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", RAY_DEDUP_LOGS="0", **(env or {}))
-    return subprocess.Popen([PYTHON, "-m", "rustfx.extract", *args], cwd=ROOT, env=env,
+    return subprocess.Popen([PYTHON, "-m", "rustfx.corpus", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, **kw)
 
@@ -619,7 +639,7 @@ def small_corpus(corpus_list, tmp_path_factory):
 
 def _objects(uri):
     """name -> (mtime, SHA-256) of each object directly under `uri`."""
-    out_dir = corpus._OutputDir(uri)
+    out_dir = corpus.OutputDir(uri)
     state = {}
     for name in out_dir.names():
         with out_dir.open(name) as f:
@@ -653,7 +673,7 @@ def test_s3_output_resumes_rewriting_only_a_lost_shard(small_corpus, s3_server, 
     assert corpus.run("ember2018-bytes", listing, uri, shard_size=4)["shards_done"] == shards
     before = _objects(uri)
     lost = corpus.shard_name(1, "parquet")
-    out_dir = corpus._OutputDir(uri)
+    out_dir = corpus.OutputDir(uri)
     out_dir.filesystem.delete_file(out_dir.path(lost))
     time.sleep(1.1)  # S3 mtimes are whole seconds: the rewrite must show in them
     summary = corpus.run("ember2018-bytes", listing, uri, shard_size=4)
@@ -691,7 +711,7 @@ def test_s3_tfrecord_output_reads_as_tf_reads_it_locally(small_corpus, s3_server
     listing, paths = small_corpus
     uri = f"s3://{BUCKET}/tfrecord?{s3_server}"
     corpus.run(FEATURES, listing, uri, fmt="tfrecord", shard_size=4)
-    out_dir = corpus._OutputDir(uri)
+    out_dir = corpus.OutputDir(uri)
     local = tmp_path / "copy"
     local.mkdir()
     pafs.copy_files(out_dir.base, str(local), source_filesystem=out_dir.filesystem,
@@ -712,13 +732,14 @@ def test_a_failed_shard_leaves_no_object(small_corpus, s3_server, tmp_path, monk
     missing = [p for p in paths if p.endswith("/missing")]
     shard = [p for p in paths if p not in missing][:3] + missing
     uri = f"s3://{BUCKET}/failed?{s3_server}"
-    corpus._OutputDir(uri).create()
+    corpus.OutputDir(uri).create()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the shard is staged
-    writer = corpus._WriteShards(corpus.FeatureSet.load(FEATURES).to_json(), uri, "tfrecord",
-                                 1 << 20, "raise", read_batch_bytes=1)  # a file per batch
+    writer = corpus.WriteShards(corpus.FeatureSet.load(FEATURES).to_json(), uri,
+                                corpus.TFRecordShards(), 1 << 20, "raise",
+                                read_batch_bytes=1)  # a file per batch
     batch = {"shard": np.array([0]), "paths": np.array([None], dtype=object)}
     batch["paths"][0] = shard
     with pytest.raises(OSError, match="missing"):
         writer(batch)
-    assert corpus._OutputDir(uri).names() == []
+    assert corpus.OutputDir(uri).names() == []
     assert os.listdir(tmp_path) == []

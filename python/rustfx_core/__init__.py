@@ -1,0 +1,34 @@
+"""rustfx_core: the Rust core from Python, with no TensorFlow.
+
+Python's one channel into the Rust core for everything that is not a
+TensorFlow op, through the core's C ABI (src/c_abi.rs, loaded with ctypes
+from `_rustfx_core*.so` beside this file). It never imports TensorFlow,
+Keras or Ray, and needs only numpy:
+
+- FeatureSpec, registry(): specs checked, completed and named by the core
+  (rustfx_core.spec);
+- extract(spec, docs): features into numpy arrays, one form per output
+  kind (rustfx_core.extraction; the kinds are rustfx_core.outputs);
+- read_files(paths), sha256(docs), Documents: the core's reader and hash;
+- DEFAULT_MAX_BYTES: the default bound of every read, here and in rustfx.
+
+`rustfx_core.corpus` (which also needs pyarrow) is the worker side of
+corpus extraction: what a Ray worker runs imports only rustfx_core
+modules, so the workers load no TensorFlow. `import rustfx` is the
+TensorFlow side (ops, Keras layers); its FeatureSpec is this one raising
+TensorFlow's InvalidArgumentError.
+
+    import rustfx_core
+    spec = rustfx_core.FeatureSpec("byte_histogram")
+    rows = rustfx_core.extract(spec, [b"abc", b""])   # a (2, 256) float32 array
+"""
+
+from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents
+from rustfx_core.extraction import extract, read_files, sha256
+from rustfx_core.outputs import (DenseRows, Ragged, RaggedRows, Rows, RowsVisitor, Sparse,
+                                 SparseRows, StringRows)
+from rustfx_core.spec import FeatureSpec, registry
+
+__all__ = ["DEFAULT_MAX_BYTES", "Documents", "FeatureSpec", "registry", "extract",
+           "read_files", "sha256", "Rows", "DenseRows", "RaggedRows", "StringRows",
+           "SparseRows", "RowsVisitor", "Ragged", "Sparse"]

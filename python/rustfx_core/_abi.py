@@ -1,0 +1,242 @@
+"""The Rust core's C ABI (src/c_abi.rs) through ctypes: the one module that
+talks to `_rustfx_core*.so`.
+
+Handles stay opaque: an `Extractor` (a checked FeatureSpec's extractor),
+`Documents` (contents read by the core or given, with each read's status),
+and the output of one extraction, whose buffers `OutputBuffers` hands out
+as numpy arrays of the dtype asked for. What those buffers mean for each
+output kind is rustfx_core.outputs' business, not this module's. Needs
+only numpy; the library is found beside this file (library_path).
+"""
+
+import ctypes
+import functools
+import glob
+import json
+import os
+
+import numpy as np
+
+#: The C ABI layout this module speaks (src/c_abi.rs, ABI_VERSION).
+ABI_VERSION = 2
+#: Default `max_bytes` of reading files (rustfx_core, the read_files op and
+#: corpus extraction): larger files are truncated to this.
+DEFAULT_MAX_BYTES = 64 << 20
+
+# rustfx_output_array's `which`: the values (of the output's dtype, bytes
+# for strings), the row splits (int64), the sparse values' column indices
+# (int64), where each string ends in the bytes (int64).
+VALUES, ROW_SPLITS, INDICES, STRING_ENDS = 0, 1, 2, 3
+
+
+def library_path():
+    """The core library beside this file: a wheel's `_rustfx_core*.so`, or
+    the `_rustfx_core.so` that `make build` puts there."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = sorted(glob.glob(os.path.join(here, "_rustfx_core*.so")))
+    return found[0] if found else os.path.join(here, "_rustfx_core.so")
+
+
+@functools.lru_cache(maxsize=None)
+def lib():
+    """The loaded library, its functions typed; ImportError if it is missing
+    or speaks another ABI version."""
+    path = library_path()
+    if not os.path.exists(path):
+        raise ImportError(f"rustfx's core library is missing: {path} (run `make build`, "
+                          "or install the rustfx wheel)")
+    library = ctypes.CDLL(path)
+    c = ctypes
+    out_bytes = c.POINTER(c.c_void_p)
+    for name, restype, argtypes in [
+        ("rustfx_abi_version", c.c_uint32, []),
+        ("rustfx_message_free", None, [c.c_void_p]),
+        ("rustfx_extractor_new", c.c_void_p, [c.c_char_p, c.c_size_t, out_bytes]),
+        ("rustfx_extractor_free", None, [c.c_void_p]),
+        ("rustfx_documents_new", c.c_void_p, [c.c_size_t]),
+        ("rustfx_documents_free", None, [c.c_void_p]),
+        ("rustfx_documents_read", c.c_int32,
+         [c.c_void_p, c.c_size_t, c.c_char_p, c.c_size_t, c.c_int64]),
+        ("rustfx_documents_set", c.c_bool, [c.c_void_p, c.c_size_t, c.c_char_p, c.c_size_t]),
+        ("rustfx_documents_message", c.c_bool,
+         [c.c_void_p, c.c_size_t, out_bytes, c.POINTER(c.c_size_t)]),
+        ("rustfx_documents_digest", c.c_bool, [c.c_void_p, c.c_void_p, c.c_void_p]),
+        ("rustfx_extract", c.c_void_p, [c.c_void_p, c.c_void_p, out_bytes]),
+        ("rustfx_output_array", c.c_bool,
+         [c.c_void_p, c.c_uint32, out_bytes, c.POINTER(c.c_size_t)]),
+        ("rustfx_output_free", None, [c.c_void_p]),
+        ("rustfx_spec_query", c.c_bool,
+         [c.c_char_p, c.c_size_t, c.c_char_p, c.c_size_t, out_bytes,
+          c.POINTER(c.c_size_t), out_bytes]),
+    ]:
+        function = getattr(library, name)
+        function.restype = restype
+        function.argtypes = argtypes
+    version = library.rustfx_abi_version()
+    if version != ABI_VERSION:
+        raise ImportError(f"{path} has C ABI version {version}, this rustfx speaks "
+                          f"{ABI_VERSION}: rebuild it (`make build`)")
+    return library
+
+
+def _taken_message(pointer):
+    """The message an entry point wrote at `pointer` (then freed)."""
+    if not pointer.value:
+        return "unknown error"
+    try:
+        return ctypes.string_at(pointer.value).decode("utf-8", "replace")
+    finally:
+        lib().rustfx_message_free(pointer.value)
+
+
+def spec_query(query, spec=""):
+    """The core's answer to a spec query (src/spec/mod.rs, `query`), a list
+    of str: "registry" ([the registry as JSON]), "spec" ([the canonical
+    JSON of `spec`]) or "feature_names" (the name of each value of `spec`'s
+    rows). ValueError with the core's message when it refuses."""
+    library = lib()
+    # surrogatepass: a lone surrogate reaches the core, which refuses the
+    # bytes as not UTF-8, rather than failing here with another message.
+    query_bytes = query.encode("utf-8", "surrogatepass")
+    spec_bytes = spec.encode("utf-8", "surrogatepass")
+    answer, length, message = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
+    if not library.rustfx_spec_query(query_bytes, len(query_bytes), spec_bytes,
+                                     len(spec_bytes), ctypes.byref(answer),
+                                     ctypes.byref(length), ctypes.byref(message)):
+        raise ValueError(_taken_message(message))
+    try:
+        return json.loads(ctypes.string_at(answer.value, length.value).decode("utf-8"))
+    finally:
+        library.rustfx_message_free(answer.value)
+
+
+class Extractor:
+    """A FeatureSpec's extractor (its canonical JSON text), built and
+    checked by the core: ValueError with the core's message for a bad spec.
+    Used from one thread at a time (the C ABI's rule)."""
+
+    def __init__(self, spec_json):
+        library = lib()
+        text = spec_json.encode()
+        message = ctypes.c_void_p()
+        self._handle = library.rustfx_extractor_new(text, len(text), ctypes.byref(message))
+        if not self._handle:
+            raise ValueError(_taken_message(message))
+        self._free = library.rustfx_extractor_free
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            self._free(self._handle)
+            self._handle = None
+
+    def extract(self, documents, convert):
+        """`convert(OutputBuffers)` of the output of `documents`; the
+        output is freed when it returns (OutputBuffers copies)."""
+        library = lib()
+        message = ctypes.c_void_p()
+        handle = library.rustfx_extract(self._handle, documents._handle, ctypes.byref(message))
+        if not handle:
+            raise RuntimeError(_taken_message(message))
+        try:
+            return convert(OutputBuffers(handle, len(documents)))
+        finally:
+            library.rustfx_output_free(handle)
+
+
+class OutputBuffers:
+    """The buffers of one extraction's output, for `documents` documents."""
+
+    def __init__(self, handle, documents):
+        self._handle = handle
+        self.documents = documents
+
+    def array(self, which, dtype):
+        """Buffer `which` (VALUES, ROW_SPLITS, INDICES, STRING_ENDS) as a
+        new 1-D numpy array of `dtype`."""
+        data, count = ctypes.c_void_p(), ctypes.c_size_t()
+        if not lib().rustfx_output_array(self._handle, which, ctypes.byref(data),
+                                         ctypes.byref(count)):
+            raise RuntimeError("rustfx_output_array failed (a bug in rustfx)")
+        if count.value == 0:
+            return np.zeros(0, dtype)
+        raw = ctypes.string_at(data.value, count.value * np.dtype(dtype).itemsize)
+        return np.frombuffer(raw, dtype)
+
+
+class Documents:
+    """Documents for the core: each read from a file by the core (`read`) or
+    given (`set`); empty and OK until then. `codes` (int32, a tf.errors
+    code per document, 0 = OK) and `messages` (str, "" when OK) hold each
+    read's status. Built whole by `Documents.of(contents)` or
+    `Documents.from_files(paths)`."""
+
+    def __init__(self, n):
+        library = lib()
+        self._n = n
+        self._handle = library.rustfx_documents_new(n)
+        if not self._handle:
+            raise MemoryError(f"rustfx: no room for {n} documents")
+        self._free = library.rustfx_documents_free
+        self.codes = np.zeros(n, np.int32)
+        self.messages = [""] * n
+
+    @classmethod
+    def of(cls, contents):
+        """Documents holding `contents` (a sequence of bytes)."""
+        documents = cls(len(contents))
+        for i, data in enumerate(contents):
+            documents.set(i, data)
+        return documents
+
+    @classmethod
+    def from_files(cls, paths, *, max_bytes=DEFAULT_MAX_BYTES):
+        """Documents read from `paths` (str or bytes) by the read_files op's
+        rules: at most `max_bytes` bytes of each (longer files truncated),
+        never blocking; a path that fails is an empty document with its
+        status in `codes` and `messages`."""
+        documents = cls(len(paths))
+        for i, path in enumerate(paths):
+            documents.read(i, path, max_bytes)
+        return documents
+
+    def __len__(self):
+        return self._n
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            self._free(self._handle)
+            self._handle = None
+
+    def read(self, i, path, max_bytes):
+        """Reads document `i` from `path` (str or bytes) by read_files'
+        rules: (status code, message), (0, "") when read."""
+        library = lib()
+        raw = os.fsencode(path)
+        code = library.rustfx_documents_read(self._handle, i, raw, len(raw), max_bytes)
+        if code < 0:
+            raise ValueError(f"rustfx: cannot read document {i} of {self._n} with "
+                             f"max_bytes={max_bytes} (max_bytes must be in [0, 2**31 - 1])")
+        message = ""
+        if code != 0:
+            data, count = ctypes.c_void_p(), ctypes.c_size_t()
+            library.rustfx_documents_message(self._handle, i, ctypes.byref(data),
+                                             ctypes.byref(count))
+            message = ctypes.string_at(data.value, count.value).decode("utf-8", "replace")
+        self.codes[i], self.messages[i] = code, message
+        return code, message
+
+    def set(self, i, contents, code=0, message=""):
+        """Document `i`'s contents (bytes), with a status (OK by default:
+        a failed read elsewhere gives b"" and its code and message)."""
+        if not lib().rustfx_documents_set(self._handle, i, contents, len(contents)):
+            raise IndexError(f"document {i} of {self._n}")
+        self.codes[i], self.messages[i] = code, message
+
+    def digest(self):
+        """(sizes: int64 array, sha256: a list of 64-digit hex strings)."""
+        sizes = np.zeros(self._n, np.int64)
+        hexes = ctypes.create_string_buffer(64 * self._n)
+        if not lib().rustfx_documents_digest(self._handle, sizes.ctypes.data, hexes):
+            raise RuntimeError("rustfx_documents_digest failed (a bug in rustfx)")
+        text = hexes.raw.decode("ascii")
+        return sizes, [text[64 * i:64 * (i + 1)] for i in range(self._n)]

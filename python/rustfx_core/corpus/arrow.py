@@ -1,0 +1,82 @@
+"""Corpus rows as Arrow: the base columns, and each feature's columns from
+its extracted rows (rustfx_core.outputs) by a RowsVisitor.
+
+The schema is what the same conversion gives for no documents (`schema`),
+so the rows and their schema cannot disagree.
+
+| kind    | column(s)                                   | Arrow type                      |
+|---------|---------------------------------------------|---------------------------------|
+| dense   | `<name>`                                    | fixed_size_list<dtype>[width]   |
+| ragged  | `<name>`                                    | list<dtype>; strings list<binary> |
+| sparse  | `<name>_indices`, `<name>_values`           | list<int64>, list<dtype>        |
+
+A failed document's feature columns are null.
+"""
+
+import numpy as np
+import pyarrow as pa
+
+from rustfx_core.outputs import RowsVisitor
+
+#: Schema metadata key of the feature set in each Parquet file.
+METADATA_KEY = b"rustfx.feature_set"
+#: The columns before the features: reserved names.
+BASE_FIELDS = (pa.field("path", pa.string()), pa.field("size", pa.int64()),
+               pa.field("sha256", pa.string()), pa.field("status", pa.int32()),
+               pa.field("message", pa.string()))
+BASE_COLUMNS = tuple(f.name for f in BASE_FIELDS)
+
+_VALUE_TYPES = {"float32": pa.float32(), "int32": pa.int32(), "int64": pa.int64()}
+
+
+class _Columns(RowsVisitor):
+    """A feature's Arrow arrays by name, from its extracted rows (`result`:
+    Rows.convert's) and `mask` (True for a failed document: null)."""
+
+    def dense(self, rows, column, result, mask):
+        values = pa.array(result.reshape(-1), _VALUE_TYPES[rows.dtype])
+        return {column: pa.FixedSizeListArray.from_arrays(values, rows.width, mask=mask)}
+
+    def ragged(self, rows, column, result, mask):
+        values = pa.array(result.values, _VALUE_TYPES[rows.dtype])
+        return {column: pa.ListArray.from_arrays(_offsets(result.row_splits), values,
+                                                 mask=mask)}
+
+    def strings(self, rows, column, result, mask):
+        offsets = np.concatenate([[0], result.string_ends]).astype(np.int32)
+        strings = pa.Array.from_buffers(pa.binary(), len(result.string_ends), [
+            None, pa.py_buffer(offsets), pa.py_buffer(result.data)])
+        return {column: pa.ListArray.from_arrays(_offsets(result.row_splits), strings,
+                                                 mask=mask)}
+
+    def sparse(self, rows, column, result, mask):
+        offsets = _offsets(result.row_splits)
+        return {
+            column + "_indices": pa.ListArray.from_arrays(
+                offsets, pa.array(result.indices, pa.int64()), mask=mask),
+            column + "_values": pa.ListArray.from_arrays(
+                offsets, pa.array(result.values, _VALUE_TYPES[rows.dtype]), mask=mask),
+        }
+
+
+_COLUMNS = _Columns()
+
+
+def _offsets(row_splits):
+    return pa.array(row_splits.astype(np.int32))
+
+
+def feature_columns(spec, column, result, mask=None):
+    """{name: pyarrow.Array} of feature `column` (FeatureSpec `spec`) from
+    its extracted rows `result` (spec.rows.convert's)."""
+    return spec.rows.accept(_COLUMNS, column, result, mask)
+
+
+def schema(features, feature_set_json):
+    """The rows' schema: the base columns, then each feature's (`features`:
+    column -> FeatureSpec), the feature set's JSON in the metadata."""
+    fields = list(BASE_FIELDS)
+    for column, spec in features.items():
+        for name, array in feature_columns(spec, column, spec.rows.empty()).items():
+            fields.append(pa.field(name, array.type))
+    return pa.schema(fields, metadata={METADATA_KEY: feature_set_json.encode()})

@@ -1,0 +1,99 @@
+"""Paths to rows: each read batch read, hashed and extracted by the core
+into a pyarrow.Table (FeatureSet.arrow_schema()), with no TensorFlow.
+
+One row per path: path, size (bytes read, at most max_bytes), sha256 (hex,
+in Rust, of those bytes; null in error rows), status (a tf.errors code, 0 =
+OK), message, then each feature's columns (rustfx_core.corpus.arrow; null
+in error rows).
+"""
+
+import numpy as np
+import pyarrow as pa
+
+from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents, Extractor
+from rustfx_core.corpus.arrow import feature_columns
+from rustfx_core.corpus.features import FeatureSet
+from rustfx_core.corpus.inputs import is_uri, read_batches, read_uris
+
+
+class Plan:
+    """What turns paths into rows: the feature set, each feature's extractor
+    in the core, and the rows' schema. Built from FeatureSet.to_json() (what
+    a Ray worker is given)."""
+
+    def __init__(self, feature_set_json):
+        self.json = feature_set_json
+        self.feature_set = FeatureSet.load(feature_set_json)
+        self.extractors = {column: Extractor(spec.to_json())
+                           for column, spec in self.feature_set.features.items()}
+        self.schema = self.feature_set.arrow_schema()
+
+
+def iter_tables(paths, feature_set, *, max_bytes=None, on_error="record",
+                read_batch_bytes=None):
+    """The rows of `paths` (extract_table's), as one pyarrow.Table per read
+    batch (read_batches), in order: each batch is read, hashed and
+    extracted, and its contents freed before the next one is read."""
+    plan = Plan(FeatureSet.load(feature_set).to_json())
+    return plan_tables(paths, plan, max_bytes, on_error, read_batch_bytes)
+
+
+def extract_table(paths, feature_set, *, max_bytes=None, on_error="record",
+                  read_batch_bytes=None):
+    """The rows (a pyarrow.Table, feature_set.arrow_schema()) of `paths`:
+    each file read once by rustfx's core (read_files' rules, or pyarrow for
+    URIs), hashed and given to every extractor of the feature set.
+    on_error="record" makes an unreadable file a row with its status and
+    message (features null); "raise" fails on the first one. Files are read
+    in read batches (read_batches, iter_tables), so the contents held are
+    bounded whatever len(paths) is; the rows returned are all of them."""
+    plan = Plan(FeatureSet.load(feature_set).to_json())
+    return concat(list(plan_tables(paths, plan, max_bytes, on_error, read_batch_bytes)),
+                  plan.schema)
+
+
+def plan_tables(paths, plan, max_bytes, on_error, read_batch_bytes):
+    """iter_tables with a Plan built once (a worker's)."""
+    max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    if on_error not in ("record", "raise"):
+        raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
+    paths = [p.decode() if isinstance(p, bytes) else str(p) for p in paths]
+    for batch in read_batches(paths, max_bytes, read_batch_bytes):
+        yield _extract_batch(batch, plan, max_bytes, on_error)
+
+
+def concat(tables, schema):
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def _extract_batch(paths, plan, max_bytes, on_error):
+    """One read batch: read by the core (the only copy of the contents,
+    unless some paths are URIs, read through pyarrow), hash, extract."""
+    documents = Documents(len(paths))
+    remote = [i for i, p in enumerate(paths) if is_uri(p)]
+    for i, p in enumerate(paths):
+        if not is_uri(p):
+            documents.read(i, p, max_bytes)
+    if remote:
+        contents, codes, messages = read_uris([paths[i] for i in remote], max_bytes)
+        for j, i in enumerate(remote):
+            documents.set(i, contents[j], codes[j], messages[j])
+        del contents
+    failed = documents.codes != 0
+    if on_error == "raise" and failed.any():
+        first = int(np.argmax(failed))
+        raise OSError(f"rustfx corpus: {documents.messages[first]} (use --on-error record "
+                      f"to keep going with an error row)")
+    sizes, digests = documents.digest()
+    columns = {
+        "path": pa.array(paths, pa.string()),
+        "size": pa.array(sizes, pa.int64()),
+        "sha256": pa.array([None if bad else d for d, bad in zip(digests, failed)], pa.string()),
+        "status": pa.array(documents.codes, pa.int32()),
+        "message": pa.array(documents.messages, pa.string()),
+    }
+    mask = pa.array(failed)
+    for column, spec in plan.feature_set.features.items():
+        result = plan.extractors[column].extract(documents, spec.rows.convert)
+        columns.update(feature_columns(spec, column, result, mask))
+    return pa.Table.from_pydict(columns, schema=plan.schema)
