@@ -25,7 +25,7 @@ except ImportError:  # setuptools < 70.1
     from wheel.bdist_wheel import bdist_wheel
 
 # The two libraries: loaded, never imported as Python modules.
-RUST_LIBS = ("rustfx._rustfx_ops", "rustfx._rustfx_core")
+RUST_LIBS = ("rustfx._rustfx_ops", "rustfx_core._rustfx_core")
 
 
 class build_ext_plain_so(build_ext):
@@ -65,7 +65,7 @@ setup(
         # The same core with no TensorFlow linked: its C ABI (src/c_abi.rs)
         # for Python's spec queries and the Ray corpus workers.
         RustExtension(
-            "rustfx._rustfx_core",
+            "rustfx_core._rustfx_core",
             path="Cargo.toml",
             binding=Binding.NoBinding,
         ),

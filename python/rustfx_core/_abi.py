@@ -1,4 +1,4 @@
-"""The Rust core's C ABI (src/c_abi.rs) through ctypes: the one module that
+"""The Rust core's C ABI (crates/rustfx-capi) through ctypes: the one module that
 talks to `_rustfx_core*.so`.
 
 Handles stay opaque: an `Extractor` (a checked FeatureSpec's extractor),
@@ -17,11 +17,8 @@ import os
 
 import numpy as np
 
-#: The C ABI layout this module speaks (src/c_abi.rs, ABI_VERSION).
+#: The C ABI layout this module speaks (crates/rustfx-capi, ABI_VERSION).
 ABI_VERSION = 2
-#: Default `max_bytes` of reading files (rustfx_core, the read_files op and
-#: corpus extraction): larger files are truncated to this.
-DEFAULT_MAX_BYTES = 64 << 20
 
 # rustfx_output_array's `which`: the values (of the output's dtype, bytes
 # for strings), the row splits (int64), the sparse values' column indices
@@ -108,6 +105,22 @@ def spec_query(query, spec=""):
         return json.loads(ctypes.string_at(answer.value, length.value).decode("utf-8"))
     finally:
         library.rustfx_message_free(answer.value)
+
+
+def _constants():
+    return json.loads(spec_query("constants")[0])
+
+
+# The constants every host shares, from the core (spec query "constants"),
+# so that no other language repeats them.
+_CONSTANTS = _constants()
+#: Default `max_bytes` of reading files (rustfx_core, the read_files op and
+#: corpus extraction): larger files are truncated to this (the core's
+#: read::DEFAULT_MAX_BYTES).
+DEFAULT_MAX_BYTES = _CONSTANTS["default_max_bytes"]
+#: The status codes of reads, by TensorFlow's name ("OK": 0, "NOT_FOUND":
+#: 5, ...): the core's table (error::STATUS_CODES).
+STATUS_CODES = dict(_CONSTANTS["status_codes"])
 
 
 class Extractor:

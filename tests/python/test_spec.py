@@ -82,7 +82,7 @@ def test_spec_queries_run_no_op_and_work_while_tracing():
     """Specs are checked through the core's C ABI, not an op: the same
     answers and refusals in a tf.function being traced and in a tf.Graph,
     and nothing is added to the graph."""
-    from rustfx import _core
+    from rustfx_core import _abi
     want = rustfx.FeatureSpec("byte_entropy_histogram", window=512)
     names = rustfx.FeatureSpec("general_file_info").feature_names()
     seen = []
@@ -106,14 +106,14 @@ def test_spec_queries_run_no_op_and_work_while_tracing():
             want.feature_names()
         assert graph.get_operations() == []
 
-    # The core's own answers and refusals, as _core gives them.
-    assert _core.spec_query("feature_names", rustfx.FeatureSpec("general_file_info").to_json()) \
+    # The core's own answers and refusals, as its C ABI binding gives them.
+    assert _abi.spec_query("feature_names", rustfx.FeatureSpec("general_file_info").to_json()) \
         == names
-    assert [e["name"] for e in json.loads(_core.spec_query("registry")[0])] == list(REGISTRY)
+    assert [e["name"] for e in json.loads(_abi.spec_query("registry")[0])] == list(REGISTRY)
     with pytest.raises(ValueError, match="query must be one of"):
-        _core.spec_query("nonsense")
+        _abi.spec_query("nonsense")
     with pytest.raises(ValueError, match="must be UTF-8"):
-        _core.spec_query("spec", "\ud800")
+        _abi.spec_query("spec", "\ud800")
 
 
 # ---- Defaults: Python signatures, Keras layers and the core agree ----------
@@ -223,11 +223,13 @@ def test_the_cli_takes_a_spec_file_and_refuses_another_version(tmp_path):
     bad.write_text(other_version(spec.to_json(), 2))
     out = subprocess.run([RUST_CLI, "--spec", good, sys.executable], check=True,
                          capture_output=True, text=True).stdout
-    cli = np.array(out.split(), np.float32)
+    path, values = out.rstrip("\n").split("\t")  # rustfx-features: path<TAB>values
+    assert path == sys.executable
+    cli = np.array(values.split(), np.float32)
     op = rustfx.extract(spec, rustfx.read_files([sys.executable])).numpy()[0]
     np.testing.assert_array_equal(cli.view(np.uint32), op.view(np.uint32))
     run = subprocess.run([RUST_CLI, "--spec", bad, sys.executable], capture_output=True, text=True)
-    assert run.returncode == 1 and run.stdout == ""
+    assert run.returncode == 2 and run.stdout == ""  # 2: nothing could run
     assert_refused(run.stderr, version=2, extractor="byte_entropy_histogram")
     assert str(bad) in run.stderr
 

@@ -10,7 +10,9 @@ from rustfx_core.corpus.inputs import DEFAULT_READ_BATCH_BYTES, MAX_READ_BATCH_F
 from rustfx_core.corpus.shards import DEFAULT_SHARD_SIZE
 
 
-def main(argv=None, prog="python -m rustfx.corpus"):
+def main(argv=None, prog=None):
+    """The CLI; `prog` names it in messages (default: the script's name,
+    rustfx-extract)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Extract features from every file of INPUT on Ray Data, into "
@@ -48,10 +50,10 @@ def main(argv=None, prog="python -m rustfx.corpus"):
             max_bytes=args.max_bytes, on_error=args.on_error, shard_size=args.shard_size,
             workers=args.workers, read_batch_bytes=args.read_batch_bytes)
     except (ValueError, OSError) as e:  # a bad spec is a ValueError with the core's message
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
         return 2
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python -m rustfx.corpus"))

@@ -12,14 +12,20 @@ import stat
 import numpy as np
 from pyarrow import fs as pafs
 
+from rustfx_core._abi import STATUS_CODES
+
 #: A worker reads a shard's files in read batches of at most
 #: DEFAULT_READ_BATCH_BYTES of expected contents and MAX_READ_BATCH_FILES
 #: files (read_batches).
 DEFAULT_READ_BATCH_BYTES = 256 << 20
 MAX_READ_BATCH_FILES = 256
 
-# Status codes (tf.errors) for files read through pyarrow.
-_OK, _UNKNOWN, _INVALID, _NOT_FOUND, _DENIED = 0, 2, 3, 5, 7
+# The status of a file read through pyarrow, by its exception (the core's
+# codes: the read_files op's for the same failure).
+_STATUS_OF = ((FileNotFoundError, STATUS_CODES["NOT_FOUND"]),
+              (PermissionError, STATUS_CODES["PERMISSION_DENIED"]),
+              (IsADirectoryError, STATUS_CODES["INVALID_ARGUMENT"]),
+              (Exception, STATUS_CODES["UNKNOWN"]))
 
 
 def is_uri(path):
@@ -70,9 +76,9 @@ def _list_uri(uri):
 
 def read_uris(uris, max_bytes):
     """(contents, codes, messages) of URIs read through pyarrow (remote
-    storage): at most max_bytes of each; a failure is b"" with its
-    tf.errors code (5 not found, 7 permission denied, 3 not a regular
-    file, else 2) and message."""
+    storage): at most max_bytes of each; a failure is b"" with its status
+    code (NOT_FOUND, PERMISSION_DENIED, INVALID_ARGUMENT for what is not a
+    regular file, else UNKNOWN) and message."""
     contents, codes, messages = [], [], []
     for uri in uris:
         try:
@@ -85,14 +91,11 @@ def read_uris(uris, max_bytes):
             with filesystem.open_input_stream(path) as f:
                 data = f.read(max_bytes)
             contents.append(data)
-            codes.append(_OK)
+            codes.append(STATUS_CODES["OK"])
             messages.append("")
         except Exception as e:  # noqa: BLE001 - any failure is this file's error row
-            code = (_NOT_FOUND if isinstance(e, FileNotFoundError) else
-                    _DENIED if isinstance(e, PermissionError) else
-                    _INVALID if isinstance(e, IsADirectoryError) else _UNKNOWN)
             contents.append(b"")
-            codes.append(code)
+            codes.append(next(code for kind, code in _STATUS_OF if isinstance(e, kind)))
             messages.append(str(e) or type(e).__name__)
     return contents, np.array(codes, np.int32), messages
 
