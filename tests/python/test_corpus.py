@@ -329,8 +329,8 @@ def test_a_shard_is_read_in_bounded_batches(tmp_path):
 def test_worker_memory_is_one_read_batch_not_a_shard(corpus_list, local_ray, tmp_path):
     """Peak RSS of the Ray actor writing one shard of six 100 MB (sparse)
     files and a few real PE files, --max-bytes 2**27 and --read-batch-bytes
-    2**27 (read batches of one file): its growth past its baseline (TF and
-    rustfx loaded, warmed up) stays under twice the batch bound, 256 MiB.
+    2**27 (read batches of one file): its growth past its baseline (the core
+    library loaded, warmed up) stays under twice the batch bound, 256 MiB.
     One file's contents (95 MiB) are held once, as the read_files tensor
     (the hash and every extractor read it in place); the rest is the
     extractors' and Parquet's working memory (~10 MiB here). Reading the
