@@ -16,8 +16,10 @@ in rustfx.corpus.tfrecord) implements a RowsVisitor and calls
 `rows.accept(visitor, ...)`: every visitor has one method per kind, all
 abstract, so a visitor that misses a kind fails when it is made, and a new
 kind is one class here plus one method per visitor (the way an exhaustive
-`match` on an enum works in Rust: tokenizers' wrapper enums). No other
-module compares kind or dtype names.
+`match` on an enum works in Rust: tokenizers' wrapper enums). The two
+facts Keras asks for (`ragged`, `sparse`: rustfx.layers, rustfx.sensor)
+are attributes each class sets. No other module compares kind or dtype
+names.
 """
 
 import abc
