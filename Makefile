@@ -4,7 +4,10 @@ PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
 LIB    := python/rustfx/_rustfx_ops.so
-CORE_LIB := python/rustfx/_rustfx_core.so
+CORE_LIB := python/rustfx_core/_rustfx_core.so
+# How the cargo commands that compile against TF find it: the venv's Python
+# (build.rs and crates/rustfx-predict/build.rs ask it for TF's headers).
+TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
 .PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel
 
@@ -20,26 +23,25 @@ $(VENV)/.installed: python/requirements.txt
 	echo "$(CURDIR)/python" > "$$($(VPY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/rustfx.pth"
 	touch $@
 
-# The op library calls TF only through its C API (BUILD_NOTES.md), so it
-# needs no TF C++ ABI flag and loads into TF 2.16-2.21.
+# One cargo build, each artifact once (the workspace's crates, Cargo.toml):
+# the op library (calls TF only through its C API, BUILD_NOTES.md, so it
+# loads into TF 2.16-2.21), the core's C ABI (crates/rustfx-capi, no TF
+# linked: python/rustfx_core and the Ray corpus workers) and rustfx-features
+# (the pure-Rust program the tests compare with the ops).
 build: setup
-	PYTHON="$(CURDIR)/$(VPY)" cargo build --release --features tensorflow --lib
-	cp target/release/librustfx.so $(LIB)
-	# The pure-Rust program (no TF linked), which tests compare with the ops,
-	# and the core's C ABI with no TF linked (src/c_abi.rs), which the Ray
-	# corpus workers load instead of TensorFlow (python/rustfx/_core.py).
-	cargo build --release --bin rustfx-features --lib
-	cp target/release/librustfx.so $(CORE_LIB)
+	$(TF_ENV) cargo build --release -p rustfx-ops -p rustfx-capi -p rustfx-features
+	cp target/release/librustfx_ops.so $(LIB)
+	cp target/release/librustfx_capi.so $(CORE_LIB)
 
 # What a TF Serving build links (BUILD_NOTES.md, "TF Serving"): the kernels,
 # the bridge, the cxx runtime and the Rust core in one static library, and a
 # small C++ host linked against it and TF's C++ libraries from the pip wheel.
 TF_DIR = $$($(VPY) -c 'import os, tensorflow as tf; print(os.path.dirname(tf.__file__))' 2>/dev/null)
-SERVING_LIB := target/release/librustfx.a
+SERVING_LIB := target/release/librustfx_ops.a
 SERVING_HOST := target/release/serving_host
 
 serving-lib: setup
-	PYTHON="$(CURDIR)/$(VPY)" cargo rustc --release --features tensorflow --lib --crate-type staticlib
+	$(TF_ENV) cargo rustc --release -p rustfx-ops --lib --crate-type staticlib
 
 serving-host: serving-lib
 	tf=$(TF_DIR) && cflags=$$(TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf; print(" ".join(tf.sysconfig.get_compile_flags()))') && \
@@ -53,28 +55,23 @@ serving-host: serving-lib
 # bindgen loads libclang: $$LIBCLANG_PATH if set, else the `libclang` wheel
 # that requirements.txt puts in the venv (no root, no system package).
 PREDICT_ENV = LIBCLANG_PATH="$${LIBCLANG_PATH:-$$($(VPY) -c 'import clang, os; print(os.path.join(os.path.dirname(clang.__file__), "native"))')}" \
-	PYTHON="$(CURDIR)/$(VPY)"
+	$(TF_ENV)
 
 predict: setup
-	$(PREDICT_ENV) cargo build --release --features predict --bin rustfx-predict
-	# Its unit tests and those of the C API layer (rustfx::tf_c_api), built
-	# now, run by test-predict.
-	$(PREDICT_ENV) cargo test --release --features predict --lib --bin rustfx-predict --no-run
+	$(PREDICT_ENV) cargo build --release -p rustfx-predict
 
 test-predict: predict
-	$(PREDICT_ENV) cargo test --release --features predict --lib --bin rustfx-predict
+	$(PREDICT_ENV) cargo test --release -p rustfx-predict
 
 # rustfx-sensor (docs/sensor.md): a model exported by rustfx.sensor.export,
 # run in pure Rust (the core's FX, then tract on model.onnx); no TF, no C++.
-# Cargo profile `sensor` (Cargo.toml, BUILD_NOTES.md): target/sensor/. The
-# unit tests rebuild most of tract once (dev-dependency features), then reuse it.
+# Cargo profile `sensor` (Cargo.toml, BUILD_NOTES.md): target/sensor/.
+# `make sensor` builds the program only; test-sensor builds its tests.
 sensor:
-	cargo build --profile sensor --features sensor --bin rustfx-sensor
-	cargo test --profile sensor --features sensor --lib --bin rustfx-sensor --no-run
+	cargo build --profile sensor -p rustfx-sensor --bin rustfx-sensor
 
 test-sensor: sensor
-	# The library's tests too: src/sensor/tests.rs needs the feature.
-	cargo test --profile sensor --features sensor --lib --bin rustfx-sensor
+	cargo test --profile sensor -p rustfx-sensor
 
 # The PE test corpus (tests/pe/README.md): installs the mingw-w64 cross
 # compilers if missing (Debian, needs root) and checks that the scripts
@@ -90,8 +87,11 @@ pe-corpus:
 demo: build
 	$(VPY) python/demo/train_language_classifier.py
 
-test-rust:
+# The core, the C ABI and rustfx-features (the default members), then the
+# op library's own tests (its threads; they link TF, found by the rpath).
+test-rust: setup
 	cargo test --release
+	$(TF_ENV) cargo test --release -p rustfx-ops
 
 test-python: build predict sensor wheel
 	$(VPY) -m pytest tests/python -q
@@ -100,11 +100,11 @@ test-python: build predict sensor wheel
 test: test-rust test-predict test-sensor test-python matrix
 
 lint:
-	cargo fmt --check
+	cargo fmt --all --check
 	cargo clippy --all-targets -- -D warnings
-	PYTHON="$(CURDIR)/$(VPY)" cargo clippy --release --features tensorflow -- -D warnings
-	$(PREDICT_ENV) cargo clippy --release --features predict --lib --bin rustfx-predict --tests -- -D warnings
-	cargo clippy --release --features sensor --lib --bin rustfx-sensor --tests -- -D warnings
+	$(TF_ENV) cargo clippy --release -p rustfx-ops --all-targets -- -D warnings
+	$(PREDICT_ENV) cargo clippy --release -p rustfx-predict --all-targets -- -D warnings
+	cargo clippy --release -p rustfx-sensor --all-targets -- -D warnings
 
 # Benchmarks, not part of `make test` (docs/performance.md).
 bench: build
@@ -165,7 +165,9 @@ fuzz:
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# Everything the targets build: target/ (cargo's, the wheel's, the matrix
+# venvs, the serving host), the wheel, the copied libraries; not the venv.
 clean:
 	cargo clean
-	rm -rf dist build
-	rm -f $(LIB) $(CORE_LIB)
+	rm -rf dist build python/*.egg-info
+	rm -f $(LIB) $(CORE_LIB) python/rustfx/_rustfx_core.so

@@ -56,21 +56,21 @@ os.environ.setdefault("CARGO_PROFILE_RELEASE_DEBUG", "0")
 setup(
     cmdclass={"build_ext": build_ext_plain_so, "bdist_wheel": bdist_wheel_py3_none},
     rust_extensions=[
+        # The op library: the workspace's root package (cpp/, src/bridge.rs).
         RustExtension(
             "rustfx._rustfx_ops",
             path="Cargo.toml",
             binding=Binding.NoBinding,
-            features=["tensorflow"],
         ),
-        # The same core with no TensorFlow linked: its C ABI (src/c_abi.rs)
-        # for Python's spec queries and the Ray corpus workers.
+        # The core's C ABI (crates/rustfx-capi), no TensorFlow linked: for
+        # python/rustfx_core (specs, numpy extraction, the corpus workers).
         RustExtension(
             "rustfx_core._rustfx_core",
-            path="Cargo.toml",
+            path="crates/rustfx-capi/Cargo.toml",
             binding=Binding.NoBinding,
         ),
         # The pure-Rust CLI (no TF), installed as a script.
-        RustBin("rustfx-features", path="Cargo.toml"),
+        RustBin("rustfx-features", path="crates/rustfx-features/Cargo.toml"),
     ],
     zip_safe=False,
 )

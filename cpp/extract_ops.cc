@@ -3,7 +3,7 @@
 // kSourceAttrs) and one `spec` attr, a FeatureSpec's JSON, which the core
 // parses, checks (output version included) and builds when the kernel is
 // constructed, before any output is computed. So a new extractor needs no
-// C++: the registry entry in src/registry.rs is enough, and a SavedModel
+// C++: the registry entry in crates/rustfx/src/registry.rs is enough, and a SavedModel
 // carries the spec of every extractor it uses.
 //
 // An op is a kernel class (kName, Init, Compute) and a definition; the
@@ -43,7 +43,7 @@ class ExtractorKernel {
 
   // The input's chunks (PlanChunks).
   DocumentChunks Chunks(TF_OpKernelContext* ctx, const StringInput& input) const {
-    return PlanChunks(threads_.Get(ctx), source(), input, extractor().cost_per_byte());
+    return PlanChunks(OpThreads(), source(), input, extractor().cost_per_byte());
   }
 
   // The ragged and sparse kernels' first half: each of `chunks` extracted
@@ -75,8 +75,6 @@ class ExtractorKernel {
     }
     return {};
   }
-
-  ThreadBudget threads_;
 
  private:
   std::optional<rust::Box<Extractor>> extractor_;
@@ -154,7 +152,7 @@ struct DenseRowsOp {
       TensorPtr output;
       RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 0, DenseValue<T>::kType, dims, &output));
       T* rows = Data<T>(output);
-      const DocumentChunks chunks = PlanChunks(threads_.Get(ctx), source(), input,
+      const DocumentChunks chunks = PlanChunks(OpThreads(), source(), input,
                                                e.cost_per_byte(), e.work_bytes_hint());
       return ForEachChunk(kName, source(), input, chunks,
                           [&](int64_t, int64_t first, const DocumentChunk& chunk) {

@@ -32,7 +32,7 @@ class ReadFilesKernel {
     TF_TString* message_flat = Data<TF_TString>(messages);
     FirstError error;
     // Reading is I/O bound: each thread reads a range of paths.
-    ForEachRange(paths.size, threads_.Get(ctx), [&](int64_t begin, int64_t end) {
+    ForEachRange(paths.size, OpThreads(), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         OpStatus status;
         try {
@@ -75,7 +75,6 @@ class ReadFilesKernel {
 
   int64_t max_bytes_ = 0;
   OnError on_error_ = OnError::Raise;
-  ThreadBudget threads_;
 };
 
 // The SHA-256 of each element of `input`, as 64 lowercase hex digits (what
@@ -95,7 +94,7 @@ class Sha256Kernel {
     RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 0, TF_STRING, input.dims, &digests));
     TF_TString* digest_flat = Data<TF_TString>(digests);
     FirstError error;
-    ForEachRange(input.size, threads_.Get(ctx), [&](int64_t begin, int64_t end) {
+    ForEachRange(input.size, OpThreads(), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         try {
           rust::String hex = sha256_hex(AsBytes(input(i)));
@@ -109,7 +108,6 @@ class Sha256Kernel {
   }
 
  private:
-  ThreadBudget threads_;
 };
 
 void ThreeOutputsLikeInput(TF_ShapeInferenceContext* ctx, TF_Status* status) {

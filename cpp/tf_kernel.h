@@ -429,16 +429,13 @@ inline int64_t InputElements(TF_ShapeInferenceContext* ctx, TF_Status* status) {
 
 // ---- Threads and chunks --------------------------------------------------------
 
-// How many threads a kernel's calls may use (src/op_threads.rs):
+// How many threads a kernel's call may use (src/op_threads.rs):
 // RUSTFX_NUM_THREADS or the cores, read once. Not the session's
 // ConfigProto: TF's constant folding runs kernels with no function
 // library, where TF_GetSerializedConfigProto dereferences a null pointer
 // (a segfault in graph construction); the Python functions pass TF's
 // intra-op setting on through RUSTFX_NUM_THREADS instead.
-class ThreadBudget {
- public:
-  int64_t Get(TF_OpKernelContext*) const { return static_cast<int64_t>(default_threads()); }
-};
+inline int64_t OpThreads() { return static_cast<int64_t>(default_threads()); }
 
 // Runs `work(c)` for c in [0, chunks) on at most `threads` threads.
 inline void RunChunks(int64_t chunks, int64_t threads, const std::function<void(int64_t)>& work) {

@@ -9,14 +9,14 @@
 //! panic never unwinds into C++: it becomes an error that names the
 //! operation.
 //!
-//! [`FeatureSpec`]: crate::spec::FeatureSpec
+//! [`FeatureSpec`]: rustfx::spec::FeatureSpec
 
-use crate::error::catch_panic;
-use crate::extractor::RaggedIdsExtractor;
-use crate::extractor::{DType, Extractor as CoreExtractor, OutputKind, OutputSpec};
-use crate::output::Batch;
-use crate::read::OnError;
-use crate::{Error, ErrorKind, Result};
+use rustfx::error::catch_panic;
+use rustfx::extractor::RaggedIdsExtractor;
+use rustfx::extractor::{DType, Extractor as CoreExtractor, OutputKind, OutputSpec};
+use rustfx::output::Batch;
+use rustfx::read::OnError;
+use rustfx::{Error, ErrorKind, Result};
 use std::mem::take;
 
 #[cxx::bridge(namespace = "rustfx")]
@@ -242,7 +242,7 @@ pub struct Extractor {
 
 fn new_extractor(spec: &str) -> BridgeResult<Box<Extractor>> {
     guard("new_extractor", || {
-        let (spec, extractor) = crate::spec::load(spec)?;
+        let (spec, extractor) = rustfx::spec::load(spec)?;
         Ok(Box::new(Extractor {
             extractor,
             cost_per_byte: i64::from(spec.entry().cost_per_byte),
@@ -509,16 +509,16 @@ fn default_threads() -> usize {
 
 fn check_max_bytes(max_bytes: i64) -> BridgeResult<()> {
     guard("check_max_bytes", || {
-        crate::read::check_max_bytes(max_bytes).map(|_| ())
+        rustfx::read::check_max_bytes(max_bytes).map(|_| ())
     })
 }
 
 fn sha256_hex(data: &[u8]) -> BridgeResult<String> {
-    guard("sha256", || Ok(crate::sha256::sha256_hex(data)))
+    guard("sha256", || Ok(rustfx::sha256::sha256_hex(data)))
 }
 
 /// `read::DocumentSource` behind the bridge.
-pub struct DocumentSource(crate::read::DocumentSource);
+pub struct DocumentSource(rustfx::read::DocumentSource);
 
 fn new_document_source(
     read_files: bool,
@@ -527,14 +527,14 @@ fn new_document_source(
 ) -> BridgeResult<Box<DocumentSource>> {
     guard("new_document_source", || {
         let on_error = on_error.to_core()?;
-        crate::read::DocumentSource::new(read_files, max_bytes, on_error)
+        rustfx::read::DocumentSource::new(read_files, max_bytes, on_error)
             .map(|source| Box::new(DocumentSource(source)))
     })
 }
 
 impl DocumentSource {
     fn reads_files(&self) -> bool {
-        matches!(self.0, crate::read::DocumentSource::Files { .. })
+        matches!(self.0, rustfx::read::DocumentSource::Files { .. })
     }
 
     fn read_document(&self, path: &[u8], buffer: &mut Vec<u8>) -> ffi::Status {
@@ -545,11 +545,11 @@ impl DocumentSource {
 }
 
 /// An opened file, or why it could not be opened.
-pub struct FileReader(Result<crate::read::OpenFile>);
+pub struct FileReader(Result<rustfx::read::OpenFile>);
 
 fn open_file(path: &[u8]) -> Box<FileReader> {
     Box::new(FileReader(catch_panic("read_files", || {
-        crate::read::OpenFile::open(path)
+        rustfx::read::OpenFile::open(path)
     })))
 }
 
@@ -559,7 +559,7 @@ impl FileReader {
     }
 
     fn size_hint(&self) -> u64 {
-        self.0.as_ref().map_or(0, crate::read::OpenFile::size_hint)
+        self.0.as_ref().map_or(0, rustfx::read::OpenFile::size_hint)
     }
 
     fn read_into(&mut self, buf: &mut [u8]) -> ffi::ReadChunk {
@@ -598,7 +598,7 @@ fn status_of(outcome: Result<()>) -> ffi::Status {
 // checked when this compiles.
 const _: () = {
     use ErrorKind::*;
-    assert!(ffi::StatusCode::Ok.repr == crate::error::OK_STATUS);
+    assert!(ffi::StatusCode::Ok.repr == rustfx::error::OK_STATUS);
     assert!(ffi::StatusCode::InvalidArgument.repr == InvalidArgument.status_code());
     assert!(ffi::StatusCode::NotFound.repr == NotFound.status_code());
     assert!(ffi::StatusCode::PermissionDenied.repr == PermissionDenied.status_code());

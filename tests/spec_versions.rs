@@ -1,7 +1,7 @@
 //! Output versions are pinned: each registry example's output on a fixed
 //! corpus hashes to the digest in `tests/golden/spec_outputs.tsv`, recorded
 //! with the extractor's `output_version`. A change to any output without a
-//! bump of `output_version` (src/registry.rs) fails here, so specs,
+//! bump of `output_version` (crates/rustfx/src/registry.rs) fails here, so specs,
 //! features and models made by another build are never silently taken for
 //! this one's.
 //!
@@ -52,7 +52,10 @@ fn corpus() -> Vec<Vec<u8>> {
         "tests/golden/pe/signed/t32_ts.exe",
         "tests/golden/pe/built/exe32_tls_callback.exe",
     ] {
-        docs.push(std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(pe)).expect(pe));
+        docs.push(
+            std::fs::read(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(pe))
+                .expect(pe),
+        );
     }
     docs
 }
@@ -132,7 +135,7 @@ fn current() -> BTreeMap<(String, usize), (u32, String)> {
 
 #[test]
 fn every_output_change_bumps_the_output_version() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN);
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(GOLDEN);
     let now = current();
     if std::env::var_os("RUSTFX_BLESS").is_some() {
         let mut text =
@@ -162,7 +165,7 @@ fn every_output_change_bumps_the_output_version() {
             None => problems.push(format!("{name} example {i}: no golden digest; {bless}")),
             Some((v, g)) if v == version && g != digest => problems.push(format!(
                 "{name} example {i}: its output changed but its output_version is still \
-                 {version}: bump output_version in src/registry.rs, {bless}"
+                 {version}: bump output_version in crates/rustfx/src/registry.rs, {bless}"
             )),
             Some((v, _)) if v != version => problems.push(format!(
                 "{name} example {i}: output_version is {version}, the golden digest was \

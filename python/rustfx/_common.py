@@ -17,7 +17,10 @@ def invalid(message):
 
 
 def strings(x, what):
-    """`x` as a tf.string tensor of known rank, or InvalidArgument."""
+    """`x` as a tf.string tensor of known rank, or InvalidArgument. Every op
+    wrapper takes its input through here, so this is where TF's intra-op
+    thread setting is passed on to the op library."""
+    _pass_on_intra_op_threads()
     x = tf.convert_to_tensor(x)
     if x.dtype != tf.string:
         raise invalid(f"{what} must be a tf.string tensor, got {x.dtype.name}")
@@ -33,7 +36,7 @@ class Files(collections.namedtuple("Files", ["paths", "max_bytes", "on_error"]))
 _THREADS_PASSED_ON = False
 
 
-def pass_on_intra_op_threads():
+def _pass_on_intra_op_threads():
     """Sets RUSTFX_NUM_THREADS (the op library's threads, read at its first
     parallel call) from tf.config.threading's intra-op setting, unless it is
     set or TF's is 0 (the cores). Once, at the first op a wrapper makes."""
@@ -50,7 +53,6 @@ def documents(contents):
     """The input tensor of an extractor op and its source attrs: `contents`
     (a tf.string tensor of documents), or the paths of a rustfx.files(...),
     which the op reads itself."""
-    pass_on_intra_op_threads()
     if isinstance(contents, Files):
         return strings(contents.paths, "paths"), dict(
             read_files=True, read_max_bytes=contents.max_bytes,

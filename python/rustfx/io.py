@@ -6,7 +6,7 @@ import functools
 import tensorflow as tf
 from tensorflow.python.eager.context import eager_mode as _eager_mode
 
-from rustfx._common import Files, no_autograph, ops, pass_on_intra_op_threads, strings
+from rustfx._common import Files, no_autograph, ops, strings
 
 __all__ = ["read_files", "files", "sha256", "Files", "ReadStatus", "DEFAULT_MAX_BYTES"]
 
@@ -36,7 +36,6 @@ def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise",
       with_status.
     """
     paths = strings(paths, "paths")
-    pass_on_intra_op_threads()
     check_read_parameters(max_bytes, on_error)
     with tf.name_scope(name or "read_files"):
         contents, codes, messages = ops.Rustfx_ReadFiles(
@@ -94,6 +93,6 @@ def check_read_parameters(max_bytes, on_error):
 def sha256(contents, *, name=None):
     """The SHA-256 of each element of `contents` (tf.string, any shape), as
     64 lowercase hex digits: what hashlib.sha256(x).hexdigest() gives.
-    Computed in Rust (rustfx's core, src/sha256.rs); corpus extraction
+    Computed in Rust (rustfx's core, crates/rustfx/src/sha256.rs); corpus extraction
     (rustfx.corpus) keys its rows by it."""
     return ops.Rustfx_Sha256(input=strings(contents, "contents"), name=name)

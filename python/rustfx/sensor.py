@@ -11,7 +11,7 @@
 - `dir/model.onnx`: the rest of the model, from the rustfx layers' outputs
   to the model's outputs, through Keras's ONNX export (tf2onnx).
 
-`rustfx::sensor::Model` (cargo feature `sensor`) and `rustfx-sensor` load
+`rustfx_sensor::Model` (crates/rustfx-sensor) and `rustfx-sensor` load
 the pair: the Rust core computes the features from the specs (the ops'
 values, bit for bit) and tract runs the network. docs/sensor.md has the
 details and the footprint.

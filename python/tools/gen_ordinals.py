@@ -1,9 +1,9 @@
-"""Writes src/pe/ordinals.rs from pefile's `ordlookup` tables (pefile
+"""Writes crates/rustfx/src/pe/ordinals.rs from pefile's `ordlookup` tables (pefile
 2024.8.26): the names pefile gives imports by ordinal from oleaut32,
 ws2_32 and wsock32. Run with a Python that has pefile, from the repository
 root, then `cargo fmt`:
 
-    python python/tools/gen_ordinals.py > src/pe/ordinals.rs
+    python python/tools/gen_ordinals.py > crates/rustfx/src/pe/ordinals.rs
 """
 
 import ordlookup

@@ -9,7 +9,7 @@ Run from anywhere with the project's interpreter (Python 3.11, Unicode 14.0.0):
 
 Writes two files, both fully determined by the running interpreter:
 
-* ``src/unicode_classes/tables.rs``: bitmaps (below U+0800) and sorted range
+* ``crates/rustfx/src/unicode_classes/tables.rs``: bitmaps (below U+0800) and sorted range
   tables (from U+0800) for re's ``\\w`` and ``\\s``, for the Cased and
   Case_Ignorable properties that ``str.lower()`` uses for the Greek final
   sigma, and the ``str.lower()`` mapping of every code point it changes.
@@ -35,7 +35,7 @@ import sys
 import unicodedata
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TABLES_PATH = ROOT / "src" / "unicode_classes" / "tables.rs"
+TABLES_PATH = ROOT / "crates" / "rustfx" / "src" / "unicode_classes" / "tables.rs"
 GOLDEN_PATH = ROOT / "tests" / "golden" / "python_unicode.tsv"
 SCRIPT = "python/tools/gen_unicode_classes.py"
 

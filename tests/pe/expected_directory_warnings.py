@@ -1,5 +1,5 @@
 """Prints, for each file of tests/golden/pe/directories/, what pefile
-2024.8.26 makes of it, as the Rust table in src/pe/directory_tests.rs
+2024.8.26 makes of it, as the Rust table in crates/rustfx/src/pe/directory_tests.rs
 expects it: the warning kinds (thrember's pefile_warnings.txt entries,
 matched as thrember and rustfx's `warning_id` match them) and
 has_dynamic_relocs, or the exception `PE()` raises.

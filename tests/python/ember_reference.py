@@ -1,13 +1,13 @@
 """Independent numpy reference for rustfx's EMBER byte features and MalConv
 byte sequences, for parity tests of the TensorFlow ops.
 
-Written from the definitions (the module docs of src/byte_features/mod.rs
-and src/byte_sequence.rs, which give EMBER's and MalConv's), not from
+Written from the definitions (the module docs of crates/rustfx/src/byte_features/mod.rs
+and crates/rustfx/src/byte_sequence.rs, which give EMBER's and MalConv's), not from
 EMBER's code, which is AGPL. It performs the same kind of numpy operations, in
 the same dtypes, as EMBER's features.py, so it reproduces EMBER's float32
 results, including NaN for the two histograms of an empty input.
 
-numpy details that decide the last bit (see src/byte_features/mod.rs):
+numpy details that decide the last bit (see crates/rustfx/src/byte_features/mod.rs):
 
 * EMBER needs numpy <= 1.23 (it uses ``np.int``), whose value-based casting
   makes ``float32_array / integer`` a float32 result when the integer is below

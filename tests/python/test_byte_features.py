@@ -111,7 +111,30 @@ def test_byte_sequence_presets():
 def run_cli(*args):
     out = subprocess.run([RUST_CLI, *map(str, args)], capture_output=True,
                          check=True, text=True).stdout
-    return [line.split() for line in out.splitlines()]
+    # One line per file: its path, a tab, the values.
+    return [line.split("\t", 1)[1].split() for line in out.splitlines()]
+
+
+def test_pure_rust_program_reports_unreadable_files_and_goes_on(tmp_path):
+    """rustfx-features treats a file it cannot read as rustfx-predict and
+    rustfx-sensor do: named on stderr, the others printed by path, exit 1;
+    files past --max-bytes are truncated as read_files truncates them."""
+    good, missing = tmp_path / "good\tname", tmp_path / "missing"
+    good.write_bytes(b"aab" * 10)
+    run = subprocess.run([RUST_CLI, "--max-bytes", "3", "byte_histogram", good, missing, good],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run
+    assert str(missing) in run.stderr and "1 of 3 files failed" in run.stderr, run.stderr
+    lines = run.stdout.splitlines()
+    want = rustfx.byte_histogram(rustfx.read_files([str(good)], max_bytes=3)).numpy()[0]
+    assert len(lines) == 2
+    for line in lines:
+        path, values = line.split("\t", 1)
+        assert path == str(good).replace("\t", "\\t")  # escaped: one line per file
+        np.testing.assert_array_equal(np.array(values.split(), np.float32), want)
+    usage = subprocess.run([RUST_CLI, "--max-bytes", "-1", "byte_histogram", good],
+                           capture_output=True, text=True)
+    assert usage.returncode == 2 and "max_bytes must be in" in usage.stderr, usage
 
 
 def test_pure_rust_program_eager_and_tf_data_agree(binaries, machine_files):

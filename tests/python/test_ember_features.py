@@ -2,7 +2,7 @@
 
 tests/golden/thrember_pe.tsv holds thrember's own vectors for the PE corpus
 in tests/golden/pe (tests/pe/README.md says how both were made). The Rust
-test src/ember2024/tests.rs checks the core against it group by group and
+test crates/rustfx/src/ember2024/tests.rs checks the core against it group by group and
 lists the few known differences with their reasons; here the op must give
 exactly the pure-Rust program's rows (so the same known differences, no
 other), and everything a user touches is checked: names, groups, shapes,
@@ -78,7 +78,7 @@ def test_op_equals_the_pure_rust_program_on_the_corpus(op_rows):
 
 
 def test_op_equals_thrember_on_almost_every_group(op_rows):
-    """The exact list of differences is src/ember2024/tests.rs's; here,
+    """The exact list of differences is crates/rustfx/src/ember2024/tests.rs's; here,
     their number, so the op cannot drift from the core unnoticed."""
     same = differ = 0
     for (path, groups), row in zip(ROWS, op_rows):

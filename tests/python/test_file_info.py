@@ -90,7 +90,8 @@ def test_rust_program_equals_the_op(machine_files, extractor):
     paths = machine_files[:20]
     out = subprocess.run([RUST_CLI, extractor, *paths], check=True,
                          capture_output=True, text=True).stdout
-    rust = np.array([[float(v) for v in line.split()] for line in out.splitlines()],
+    rust = np.array([[float(v) for v in line.split("\t", 1)[1].split()]
+                     for line in out.splitlines()],
                     np.float32)
     op = getattr(rustfx, extractor)(rustfx.read_files(paths)).numpy()
     np.testing.assert_array_equal(bits(rust), bits(op))

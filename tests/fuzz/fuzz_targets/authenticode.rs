@@ -1,5 +1,5 @@
 //! Fuzz target `authenticode`: thrember's Authenticode features
-//! (`src/ember2024/authenticode/`), which parse DER from untrusted PE files. Any
+//! (`crates/rustfx/src/ember2024/authenticode/`), which parse DER from untrusted PE files. Any
 //! bytes give a value, never a panic, a stack overflow or an unbounded
 //! allocation; the result is deterministic and bounded by the input.
 //!

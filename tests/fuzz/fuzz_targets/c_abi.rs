@@ -1,4 +1,4 @@
-//! Fuzz target `c_abi`: the core's C ABI (src/c_abi.rs), as the Ray corpus
+//! Fuzz target `c_abi`: the core's C ABI (crates/rustfx-capi/src/lib.rs), as the Ray corpus
 //! workers drive it through ctypes, with any spec bytes and documents.
 //!
 //! Input: the first byte picks how many documents (1-4) and how long; the
@@ -21,7 +21,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rustfx::c_abi::*;
+use rustfx_capi::*;
 use rustfx::extractor::{DType, OutputKind};
 use std::ptr;
 

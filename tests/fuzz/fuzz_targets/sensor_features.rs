@@ -1,5 +1,5 @@
 //! Fuzz target `sensor_features`: the features.json of a sensor model
-//! directory (`rustfx::sensor::features`), a file that travels with models
+//! directory (`rustfx_sensor::features`), a file that travels with models
 //! and may be corrupted, truncated or hostile.
 //!
 //! Input: the first byte picks a document length, the rest is the file's
@@ -15,7 +15,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rustfx::extractor::OutputKind;
-use rustfx::sensor::features::{FeatureRows, Features};
+use rustfx_sensor::features::Features;
 use rustfx::ErrorKind;
 
 fuzz_target!(|data: &[u8]| {
@@ -40,12 +40,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let doc: Vec<u8> = text.bytes().cycle().take(usize::from(len) * 16).collect();
     let docs: [&[u8]; 2] = [&doc, b""];
-    for (feature, rows) in features.features.iter().zip(features.extract(&docs)) {
-        let values = match rows {
-            FeatureRows::F32(v) => v.len(),
-            FeatureRows::I32(v) => v.len(),
-            FeatureRows::I64(v) => v.len(),
-        };
+    let batches = features.extract(&docs).expect("checked specs extract");
+    for (feature, batch) in features.features.iter().zip(&batches) {
+        assert_eq!(batch.rows(), 2, "{}", feature.layer);
+        let values: usize = rustfx::text_output::text_rows(batch).iter().map(Vec::len).sum();
         assert_eq!(values, 2 * feature.width, "{}", feature.layer);
     }
 });

@@ -1,5 +1,5 @@
 //! Fuzz target `signature`: `rustfx-predict`'s reader of a SavedModel's
-//! serialized `MetaGraphDef` (`src/tf_c_api/signature.rs`), which parses
+//! serialized `MetaGraphDef` (`crates/rustfx-predict/src/tf_c_api/signature.rs`), which parses
 //! protobuf from a model directory the user points it at. Any bytes give
 //! `Ok` or `Err`, never a panic or an unbounded allocation; what it returns
 //! is bounded by the input, and reading is deterministic.

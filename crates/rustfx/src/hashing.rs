@@ -657,8 +657,8 @@ pub fn murmur3_x86_32_short(head: &[u8; 16], len: usize, seed: u32) -> u32 {
 mod tests {
     use super::*;
 
-    const FINGERPRINT64_TSV: &str = include_str!("../tests/golden/fingerprint64.tsv");
-    const MURMUR3_TSV: &str = include_str!("../tests/golden/murmur3.tsv");
+    const FINGERPRINT64_TSV: &str = include_str!("../../../tests/golden/fingerprint64.tsv");
+    const MURMUR3_TSV: &str = include_str!("../../../tests/golden/murmur3.tsv");
 
     /// Seeds of the columns of murmur3.tsv, in order.
     const MURMUR_SEEDS: [u32; 4] = [0, 1, 42, 0xFFFF_FFFF];

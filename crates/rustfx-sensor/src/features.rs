@@ -20,10 +20,10 @@
 //! This part needs no ONNX runtime and is built without the `sensor`
 //! feature.
 
-use crate::extractor::{DType, Extractor, OutputKind};
-use crate::output::Batch;
-use crate::spec::{self, params::short, FeatureSpec};
-use crate::{Error, Result};
+use rustfx::extractor::{DType, Extractor, OutputKind};
+use rustfx::output::Batch;
+use rustfx::spec::{self, params::short, FeatureSpec};
+use rustfx::{Error, Result};
 use serde_json::{Map, Value};
 
 /// The `format` every features.json has.

@@ -4,7 +4,7 @@
 use super::*;
 use std::path::Path;
 
-const GOLDEN: &str = include_str!("../../tests/golden/thrember_pe.tsv");
+const GOLDEN: &str = include_str!("../../../../tests/golden/thrember_pe.tsv");
 
 /// The (file, group) pairs where rustfx differs from thrember, and why.
 /// The test fails if any other pair differs, and also if one of these
@@ -51,7 +51,7 @@ fn bits(values: &[f32]) -> String {
 }
 
 fn corpus_file(path: &str) -> Vec<u8> {
-    let full = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let full = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/golden/pe")
         .join(path);
     std::fs::read(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))

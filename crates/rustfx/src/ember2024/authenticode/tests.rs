@@ -10,7 +10,7 @@ use std::path::Path;
 const GOLDEN: &str = "tests/golden/thrember_authenticode.tsv";
 
 fn repo_file(relative: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(relative);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

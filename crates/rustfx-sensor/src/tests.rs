@@ -1,9 +1,9 @@
 //! features.json: what it accepts, what it refuses and how it says so.
 
 use super::features::Features;
-use crate::output::Batch;
-use crate::spec::FeatureSpec;
-use crate::text_output::text_rows;
+use rustfx::output::Batch;
+use rustfx::spec::FeatureSpec;
+use rustfx::text_output::text_rows;
 use serde_json::{json, Value};
 
 fn spec(extractor: &str, params: Value) -> Value {

@@ -476,7 +476,7 @@ mod tests {
     // ------------------------------------------------------------------
     // Exhaustive cross-check against Python's answers.
 
-    const GOLDEN: &str = include_str!("../../tests/golden/python_unicode.tsv");
+    const GOLDEN: &str = include_str!("../../../../tests/golden/python_unicode.tsv");
     const FNV_OFFSET: u64 = 0xCBF2_9CE4_8422_2325;
     const FNV_PRIME: u64 = 0x0000_0100_0000_01B3;
 

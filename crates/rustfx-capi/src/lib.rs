@@ -1,15 +1,16 @@
-//! A C ABI to the core for hosts without TensorFlow: the Python of a Ray
-//! corpus worker (`python/rustfx/_core.py`, through ctypes), which then
-//! needs neither TensorFlow's import (about 5 s per worker) nor its memory.
-//! The same registry, reader and SHA-256 as the ops, so the same bytes give
-//! the same rows (tests/python/test_corpus.py compares them with the ops).
+//! The core's C ABI: Python's one channel into Rust for everything that is
+//! not a TF op (`python/rustfx_core`, through ctypes): the registry, spec
+//! parsing and validation, feature names, numpy extraction and the Ray
+//! corpus workers, which then need neither TensorFlow's import (about 5 s
+//! per worker) nor its memory. The same registry, reader and SHA-256 as the
+//! ops, so the same bytes give the same rows (tests/python/test_corpus.py
+//! compares them with the ops). Spec queries work while a tf.function is
+//! traced: no op runs.
 //!
-//! Python's spec queries go through it too (`rustfx_spec_query`, for
-//! `python/rustfx/spec.py`): no op runs, so they work while a tf.function
-//! is traced.
-//!
-//! Every cdylib exports it; `make build` copies the one built without the
-//! `tensorflow` feature to `python/rustfx/_rustfx_core.so`.
+//! This crate is its own library (`make build` copies it to
+//! `python/rustfx_core/_rustfx_core.so`): the op library and the core carry
+//! none of its `unsafe` code, which is here because a C ABI takes raw
+//! pointers; each block has a SAFETY comment.
 //!
 //! Handles are boxes that the caller frees with the matching `_free`, once,
 //! and uses from one thread at a time; every buffer is given with its
@@ -20,12 +21,14 @@
 //! count) and, where the caller passed room for it, a message that it
 //! frees with [`rustfx_message_free`].
 
-use crate::error::catch_panic;
-use crate::extractor::Extractor;
-use crate::output::Batch;
-use crate::read::{check_max_bytes, read_file};
-use crate::sha256::sha256_hex;
-use crate::{Error, ErrorKind, Result};
+#![deny(missing_docs)]
+
+use rustfx::error::catch_panic;
+use rustfx::extractor::Extractor;
+use rustfx::output::Batch;
+use rustfx::read::{check_max_bytes, read_file};
+use rustfx::sha256::sha256_hex;
+use rustfx::{Error, ErrorKind, Result};
 use std::ffi::{c_char, CString};
 use std::ptr;
 
@@ -127,7 +130,7 @@ unsafe fn text<'a>(data: *const u8, len: usize, what: &str) -> Result<&'a str> {
     std::str::from_utf8(raw).map_err(|_| Error::invalid_argument(format!("{what} must be UTF-8")))
 }
 
-/// The core's answer to a spec query (`crate::spec::query`): `query` is
+/// The core's answer to a spec query (`rustfx::spec::query`): `query` is
 /// "registry" (the registry as JSON), "spec" (the canonical JSON of
 /// `spec`), "feature_names" (the name of each value of `spec`'s rows) or
 /// "constants" (the default `max_bytes` and the status codes, as JSON);
@@ -156,7 +159,7 @@ pub unsafe extern "C" fn rustfx_spec_query(
         // SAFETY: the caller passes `query_len` and `spec_len` readable bytes.
         let query = unsafe { text(query, query_len, "a spec query") }?;
         let spec = unsafe { text(spec, spec_len, "a feature spec") }?;
-        let lines = crate::spec::query(query, spec)?;
+        let lines = rustfx::spec::query(query, spec)?;
         // JSON escapes every control character, so no NUL is inside.
         let json = serde_json::to_string(&lines)
             .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
@@ -198,7 +201,7 @@ pub unsafe extern "C" fn rustfx_extractor_new(
         let text = unsafe { bytes(spec, spec_len) }?;
         let text = std::str::from_utf8(text)
             .map_err(|_| Error::invalid_argument("a feature spec must be UTF-8 JSON"))?;
-        crate::spec::load(text).map(|(_, extractor)| extractor)
+        rustfx::spec::load(text).map(|(_, extractor)| extractor)
     });
     match built {
         Ok(extractor) => Box::into_raw(Box::new(extractor)),
@@ -580,7 +583,7 @@ mod tests {
         unsafe { rustfx_message_free(message) };
         assert_eq!(
             text,
-            crate::spec::load(spec).unwrap_err().to_string(),
+            rustfx::spec::load(spec).unwrap_err().to_string(),
             "the message is the core's"
         );
         // No room for a message: still null, nothing written.
@@ -633,7 +636,7 @@ mod tests {
             ("nonsense", ""),
         ];
         for (what, spec) in cases {
-            let want = crate::spec::query(what, spec).map_err(|e| e.to_string());
+            let want = rustfx::spec::query(what, spec).map_err(|e| e.to_string());
             assert_eq!(query(what, spec), want, "{what} {spec}");
         }
         // Wrong calls: refused with a message, nothing written.
@@ -712,7 +715,7 @@ mod tests {
         let docs: [&[u8]; 3] = [b"hello", b"", b"xyz"];
         let histogram = extractor(r#"{"extractor": "byte_histogram"}"#);
         let output = unsafe { rustfx_extract(histogram, documents, ptr::null_mut()) };
-        let Extractor::Float32Rows(core) = crate::spec::load(r#"{"extractor": "byte_histogram"}"#)
+        let Extractor::Float32Rows(core) = rustfx::spec::load(r#"{"extractor": "byte_histogram"}"#)
             .unwrap()
             .1
         else {
@@ -728,7 +731,7 @@ mod tests {
         let spec = r#"{"extractor": "hashed_ngrams", "params": {"num_buckets": 64, "ngram_widths": [1], "tokenizer": "byte"}}"#;
         let ngrams = extractor(spec);
         let output = unsafe { rustfx_extract(ngrams, documents, ptr::null_mut()) };
-        let Extractor::RaggedIds(core) = crate::spec::load(spec).unwrap().1 else {
+        let Extractor::RaggedIds(core) = rustfx::spec::load(spec).unwrap().1 else {
             panic!("byte n-gram ids are ragged")
         };
         let (mut ids, mut ends) = (Vec::new(), Vec::new());

@@ -274,7 +274,7 @@ const EXPECTED: &[(&str, Verdict)] = &[
 ];
 
 fn case(name: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/golden/pe/directories")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -282,7 +282,8 @@ fn case(name: &str) -> Vec<u8> {
 
 #[test]
 fn directory_cases_warn_as_pefile_does() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/pe/directories");
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("tests/golden/pe/directories");
     let on_disk = std::fs::read_dir(dir).unwrap().count();
     assert_eq!(on_disk, EXPECTED.len(), "a file without an expectation");
     for &(name, expected) in EXPECTED {

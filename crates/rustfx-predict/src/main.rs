@@ -21,12 +21,17 @@
 
 #![deny(unsafe_code)]
 
+// TensorFlow's C API, made safe; its `unsafe` code is in `tf_c_api::ffi`,
+// which alone allows it (each block with a SAFETY comment).
+mod tf_c_api;
+// Protobuf's wire format, for the MetaGraphDef the C API returns as bytes.
+mod wire;
+
+use crate::tf_c_api::graph_specs;
+use crate::tf_c_api::signature::signatures;
+use crate::tf_c_api::{dtype_name, Endpoint, Library, SavedModel, Tensor, TfError, Values};
 use rustfx::cli::{self, Args, Program};
 use rustfx::text_output::push_values;
-use rustfx::tf_c_api;
-use rustfx::tf_c_api::graph_specs;
-use rustfx::tf_c_api::signature::signatures;
-use rustfx::tf_c_api::{dtype_name, Endpoint, Library, SavedModel, Tensor, TfError, Values};
 use std::ffi::OsString;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -43,7 +48,7 @@ of the signature's tf.string input; prints per file its path and the outputs.
   --model DIR       the SavedModel directory (tag \"serve\")
   --signature NAME  the signature to run (default: serving_default)
   --ops LIB         the rustfx op library to load first (default:
-                    $RUSTFX_LIBRARY, else librustfx.so beside this program,
+                    $RUSTFX_LIBRARY, else librustfx_ops.so beside this program,
                     where `make build` puts it)
   --no-ops          load no op library (for models without rustfx ops)
   --max-bytes N     read at most N bytes of each file; longer files are
@@ -74,7 +79,7 @@ const LIBRARY_ENV: &str = "RUSTFX_LIBRARY";
 /// Which op library to load before the model.
 #[derive(Debug, PartialEq)]
 enum Ops {
-    /// `$RUSTFX_LIBRARY`, else `librustfx.so` beside the executable.
+    /// `$RUSTFX_LIBRARY`, else `librustfx_ops.so` beside the executable.
     Default,
     Path(PathBuf),
     None,
@@ -163,7 +168,7 @@ fn default_ops_path() -> Result<PathBuf, String> {
     }
     let beside = std::env::current_exe()
         .ok()
-        .and_then(|exe| Some(exe.parent()?.join("librustfx.so")));
+        .and_then(|exe| Some(exe.parent()?.join("librustfx_ops.so")));
     match beside {
         Some(path) if path.is_file() => Ok(path),
         _ => Err(format!(
@@ -182,7 +187,7 @@ fn check_built_against(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot read the op library '{}': {e}", path.display()))?;
     if memchr::memmem::find(&bytes, VERSION_MARKER).is_none() {
         return Err(format!(
-            "'{}' is not a rustfx op library (it has no {} string; a librustfx.so \
+            "'{}' is not a rustfx op library (it has no {} string; a librustfx_ops.so \
              built without `--features tensorflow`?): build one with `make build`",
             path.display(),
             String::from_utf8_lossy(VERSION_MARKER)
@@ -204,7 +209,7 @@ fn model_error(dir: &Path, error: &TfError, ops: &Ops) -> String {
             "It is not a rustfx op: the model needs an op library rustfx-predict does not load."
         } else if *ops == Ops::None {
             "It is a rustfx op: load the rustfx op library before the model \
-             (drop --no-ops: rustfx-predict then loads $RUSTFX_LIBRARY or librustfx.so \
+             (drop --no-ops: rustfx-predict then loads $RUSTFX_LIBRARY or librustfx_ops.so \
              beside it; or pass --ops PATH/_rustfx_ops.so, built by `make build`)."
         } else {
             "It is a rustfx op the loaded op library does not define: rebuild the \

@@ -21,6 +21,8 @@
 //! ngram_widths=[1,2] tokenizer=word FILE...`. Parameters, defaults and
 //! messages are the core's (`rustfx::registry`), as in Python and the ops.
 
+#![forbid(unsafe_code)]
+
 use rustfx::batch::map_documents;
 use rustfx::extractor::Extractor;
 use rustfx::read::{check_max_bytes, read_file, DEFAULT_MAX_BYTES};

@@ -58,7 +58,7 @@ pub fn check_rustfx_specs(meta_graph_def: &[u8]) -> Result<(), String> {
     let specs = rustfx_specs(meta_graph_def)
         .ok_or_else(|| "the SavedModel's MetaGraphDef cannot be read".to_string())?;
     for (op, spec) in specs {
-        crate::spec::load(&spec).map_err(|e| format!("its op {op} cannot run here: {e}"))?;
+        rustfx::spec::load(&spec).map_err(|e| format!("its op {op} cannot run here: {e}"))?;
     }
     Ok(())
 }

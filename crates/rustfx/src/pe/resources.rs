@@ -768,7 +768,7 @@ mod tests {
     ];
 
     fn case(name: &str) -> Vec<u8> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
             .join("tests/golden/pe/resources")
             .join(name);
         std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -781,7 +781,8 @@ mod tests {
     #[test]
     fn warning_kinds_are_pefiles() {
         let on_disk = std::fs::read_dir(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/pe/resources"),
+            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+                .join("tests/golden/pe/resources"),
         )
         .expect("tests/golden/pe/resources")
         .count();

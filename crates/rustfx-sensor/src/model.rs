@@ -10,9 +10,10 @@
 //! abort (the release profile keeps `panic = "unwind"`).
 
 use super::features::Features;
-use crate::output::{Batch, DenseRows};
-use crate::read::read_file;
-use crate::{Error, ErrorKind, Result};
+use rustfx::extractor::DType;
+use rustfx::output::{Batch, DenseRows};
+use rustfx::read::read_file;
+use rustfx::{Error, ErrorKind, Result};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use tract_onnx::prelude::tract_data::internal::{ensure, format_err, DimLike, TractErrorContext};
@@ -237,10 +238,10 @@ fn plan(bytes: &[u8], features: &Features) -> TractResult<Arc<TypedRunnableModel
     // which tract cannot unify where the features meet, at Concat).
     let batch = TDim::from(model.symbols.sym("N"));
     for (i, feature) in features.features.iter().enumerate() {
-        let dtype = match &feature.extractor {
-            crate::extractor::Extractor::Float32Rows(_) => f32::datum_type(),
-            crate::extractor::Extractor::Int32Rows(_) => i32::datum_type(),
-            _ => i64::datum_type(),
+        let dtype = match feature.extractor.output().dtype {
+            DType::Float32 => f32::datum_type(),
+            DType::Int32 => i32::datum_type(),
+            DType::Int64 | DType::String => i64::datum_type(),
         };
         let width = feature.width;
         let declared = model.input_fact(i)?.clone();

@@ -16,12 +16,12 @@
 //! others still go through. Exit status: 0 if every file went through, 1 if
 //! some did not, 2 if nothing could run (arguments, model directory).
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 use rustfx::cli::{self, Args, Program};
 use rustfx::output::Batch;
-use rustfx::sensor::{Model, OutputValues};
 use rustfx::text_output::push_values;
+use rustfx_sensor::{Model, OutputValues};
 use std::ffi::OsString;
 use std::io::BufWriter;
 use std::process::ExitCode;

@@ -162,7 +162,7 @@ fn with_article(type_name: &str) -> String {
 }
 
 /// A JSON value for a message, cut to a readable length.
-pub(crate) fn short(json: &Value) -> String {
+pub fn short(json: &Value) -> String {
     let text = json.to_string();
     match text.char_indices().nth(60) {
         Some((cut, _)) => format!("{}...", &text[..cut]),

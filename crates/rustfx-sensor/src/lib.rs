@@ -2,7 +2,7 @@
 //! `rustfx.sensor.export` (docs/sensor.md), run with no TensorFlow.
 //!
 //! A sensor model is a directory of two files. `features.json` lists the
-//! [`FeatureSpec`](crate::spec::FeatureSpec) of each rustfx layer of the
+//! [`FeatureSpec`](rustfx::spec::FeatureSpec) of each rustfx layer of the
 //! Keras model, output version included, and the ONNX input it feeds;
 //! `model.onnx` is the rest of the Keras model, from those features to the
 //! model's outputs, as Keras's ONNX export wrote it. The core extracts the
@@ -10,29 +10,26 @@
 //! bit) and [tract](https://github.com/sonos/tract), a pure-Rust ONNX
 //! runtime, runs the network.
 //!
-//! [`features`] (parsing features.json, running the extractors) needs no
-//! ONNX runtime and is always built; [`Model`] needs the cargo feature
-//! `sensor` (the optional `tract-onnx` dependency), as does `rustfx-sensor`.
+//! [`features`] parses features.json and runs the extractors (the core's
+//! batch interface); [`Model`] adds the network (tract). The program
+//! `rustfx-sensor` is this crate's binary.
 //!
 //! ```no_run
-//! # #[cfg(feature = "sensor")]
 //! # fn main() -> rustfx::Result<()> {
-//! let model = rustfx::sensor::Model::load("target/demo-sensor")?;
+//! let model = rustfx_sensor::Model::load("target/demo-sensor")?;
 //! let contents = std::fs::read("/usr/include/stdio.h").unwrap();
 //! for output in model.predict(&[&contents])? {
 //!     println!("{} {:?}", output.key, output.values);
 //! }
 //! # Ok(())
 //! # }
-//! # #[cfg(not(feature = "sensor"))]
-//! # fn main() {}
 //! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod features;
-#[cfg(feature = "sensor")]
 mod model;
 
-#[cfg(feature = "sensor")]
 pub use model::{Model, Output, OutputValues, FEATURES_FILE, MAX_MODEL_BYTES, MODEL_FILE};
 
 #[cfg(test)]

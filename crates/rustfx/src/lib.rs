@@ -1,0 +1,40 @@
+//! rustfx: fast, safe feature extraction (FX) from raw text and binary files.
+//!
+//! The core: a plain Rust library with no TensorFlow, no build script and
+//! no FFI. Every host drives it through one batch interface
+//! ([`Extractor::extract_batch`](extractor::Extractor::extract_batch)) and
+//! converts the [`Batch`](output::Batch) into its own form: the op library
+//! (the workspace's root crate, C++ kernels over a cxx bridge), the C ABI
+//! (`rustfx-capi`), `rustfx-predict`, `rustfx-sensor` and `rustfx-features`.
+//! So the same bytes give the same features in a TensorFlow graph and in a
+//! pure-Rust program.
+#![deny(missing_docs)]
+// No unsafe code but two calls, each allowed where it is with a SAFETY
+// comment: `hashing` calls its AVX-512 lanes and `sha256` its SHA-extension
+// block function after detecting the CPU features at run time (the only
+// precondition of a `target_feature` function).
+#![deny(unsafe_code)]
+
+pub mod batch;
+pub mod byte_features;
+pub mod byte_sequence;
+// The arguments, read loop and exit statuses of rustfx-predict and
+// rustfx-sensor; no dependency beyond the core.
+pub mod cli;
+pub mod ember2024;
+pub mod error;
+pub mod extractor;
+pub mod hashing;
+pub mod names;
+pub mod ngrams;
+pub mod output;
+pub mod pe;
+pub mod printable_strings;
+pub mod read;
+pub mod registry;
+pub mod sha256;
+pub mod spec;
+pub mod text_output;
+pub mod unicode_classes;
+
+pub use error::{Error, ErrorKind, Result};
