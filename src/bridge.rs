@@ -331,8 +331,7 @@ impl Extractor {
                 ids: take(ids),
                 row_ends: take(row_ends),
             };
-            self.extractor
-                .extract_batch_into(&documents(docs), &mut batch)?;
+            self.extractor.append_batch(&documents(docs), &mut batch)?;
             let Batch::RaggedIds {
                 ids: got,
                 row_ends: ends,
@@ -410,8 +409,7 @@ impl Extractor {
                 values: take(values),
                 row_ends: take(row_ends),
             };
-            self.extractor
-                .extract_batch_into(&documents(docs), &mut batch)?;
+            self.extractor.append_batch(&documents(docs), &mut batch)?;
             let Batch::SparseRows {
                 indices: i,
                 values: v,
@@ -439,8 +437,7 @@ impl Extractor {
                 string_ends: take(ends),
                 row_ends: take(row_ends),
             };
-            self.extractor
-                .extract_batch_into(&documents(docs), &mut batch)?;
+            self.extractor.append_batch(&documents(docs), &mut batch)?;
             let Batch::RaggedStrings {
                 bytes: b,
                 string_ends: s,

@@ -295,42 +295,74 @@ pub struct OutputSpec {
     pub width: Option<usize>,
 }
 
+/// What any dense-row extractor says about itself, whatever its value type.
+trait RowInfo {
+    fn width(&self) -> usize;
+    fn work_bytes_hint(&self) -> Option<usize>;
+    fn feature_names(&self) -> Option<Vec<String>>;
+}
+
+impl<T: Copy + Default + Send> RowInfo for Box<dyn RowExtractor<Value = T>> {
+    fn width(&self) -> usize {
+        self.as_ref().width()
+    }
+    fn work_bytes_hint(&self) -> Option<usize> {
+        self.as_ref().work_bytes_hint()
+    }
+    fn feature_names(&self) -> Option<Vec<String>> {
+        self.as_ref().feature_names()
+    }
+}
+
+/// An extractor described: its dense rows and their dtype, or the output of
+/// another kind.
+enum Described<'a> {
+    Rows(&'a dyn RowInfo, DType),
+    Other(OutputSpec),
+}
+
 impl Extractor {
+    /// The one description of each kind, which [`output`](Self::output),
+    /// [`work_bytes_hint`](Self::work_bytes_hint) and
+    /// [`feature_names`](Self::feature_names) read.
+    fn described(&self) -> Described<'_> {
+        let other = |kind, dtype, width| Described::Other(OutputSpec { kind, dtype, width });
+        match self {
+            Extractor::Float32Rows(e) => Described::Rows(e, DType::Float32),
+            Extractor::Int32Rows(e) => Described::Rows(e, DType::Int32),
+            Extractor::Int64Rows(e) => Described::Rows(e, DType::Int64),
+            Extractor::RaggedIds(_) => other(OutputKind::Ragged, DType::Int64, None),
+            Extractor::SparseRows(e) => other(OutputKind::Sparse, DType::Float32, Some(e.width())),
+            Extractor::RaggedStrings(_) => other(OutputKind::Ragged, DType::String, None),
+        }
+    }
+
     /// What this extractor outputs per document.
     pub fn output(&self) -> OutputSpec {
-        let (kind, dtype, width) = match self {
-            Extractor::Float32Rows(e) => (OutputKind::Dense, DType::Float32, Some(e.width())),
-            Extractor::Int32Rows(e) => (OutputKind::Dense, DType::Int32, Some(e.width())),
-            Extractor::Int64Rows(e) => (OutputKind::Dense, DType::Int64, Some(e.width())),
-            Extractor::RaggedIds(_) => (OutputKind::Ragged, DType::Int64, None),
-            Extractor::SparseRows(e) => (OutputKind::Sparse, DType::Float32, Some(e.width())),
-            Extractor::RaggedStrings(_) => (OutputKind::Ragged, DType::String, None),
-        };
-        OutputSpec { kind, dtype, width }
+        match self.described() {
+            Described::Rows(e, dtype) => OutputSpec {
+                kind: OutputKind::Dense,
+                dtype,
+                width: Some(e.width()),
+            },
+            Described::Other(spec) => spec,
+        }
     }
 
     /// The extractor's work hint ([`RowExtractor::work_bytes_hint`]).
     pub fn work_bytes_hint(&self) -> Option<usize> {
-        match self {
-            Extractor::Float32Rows(e) => e.work_bytes_hint(),
-            Extractor::Int32Rows(e) => e.work_bytes_hint(),
-            Extractor::Int64Rows(e) => e.work_bytes_hint(),
-            Extractor::RaggedIds(_) | Extractor::SparseRows(_) | Extractor::RaggedStrings(_) => {
-                None
-            }
+        match self.described() {
+            Described::Rows(e, _) => e.work_bytes_hint(),
+            Described::Other(_) => None,
         }
     }
 
     /// The name of each value of a dense row, for the extractors that name
     /// them ([`RowExtractor::feature_names`]).
     pub fn feature_names(&self) -> Option<Vec<String>> {
-        match self {
-            Extractor::Float32Rows(e) => e.feature_names(),
-            Extractor::Int32Rows(e) => e.feature_names(),
-            Extractor::Int64Rows(e) => e.feature_names(),
-            Extractor::RaggedIds(_) | Extractor::SparseRows(_) | Extractor::RaggedStrings(_) => {
-                None
-            }
+        match self.described() {
+            Described::Rows(e, _) => e.feature_names(),
+            Described::Other(_) => None,
         }
     }
 
@@ -347,14 +379,28 @@ impl Extractor {
 
     /// [`extract_batch`](Self::extract_batch) into `out`, whose buffers are
     /// reused when it already has this extractor's layout (a host calling
-    /// it per chunk allocates once). The one place that dispatches on the
-    /// output kind: a new kind is a variant here and in [`Batch`], and one
-    /// conversion per host.
+    /// it per chunk allocates once).
     pub fn extract_batch_into(&self, docs: &[&[u8]], out: &mut Batch) -> Result<()> {
+        self.fill_batch(docs, out, false)
+    }
+
+    /// The rows of `docs` appended after those `out` already holds (row
+    /// ends stay cumulative), or in place of them when `out` has another
+    /// layout: a host that gathers a chunk's documents one at a time (files
+    /// read one by one) builds one batch.
+    pub fn append_batch(&self, docs: &[&[u8]], out: &mut Batch) -> Result<()> {
+        self.fill_batch(docs, out, true)
+    }
+
+    /// The one place that dispatches on the output kind: a new kind is a
+    /// variant here and in [`Batch`], and one conversion per host.
+    fn fill_batch(&self, docs: &[&[u8]], out: &mut Batch, append: bool) -> Result<()> {
         match self {
-            Extractor::Float32Rows(e) => dense_rows(e.as_ref(), docs, out, Batch::Float32Rows),
-            Extractor::Int32Rows(e) => dense_rows(e.as_ref(), docs, out, Batch::Int32Rows),
-            Extractor::Int64Rows(e) => dense_rows(e.as_ref(), docs, out, Batch::Int64Rows),
+            Extractor::Float32Rows(e) => {
+                dense_rows(e.as_ref(), docs, out, append, Batch::Float32Rows)
+            }
+            Extractor::Int32Rows(e) => dense_rows(e.as_ref(), docs, out, append, Batch::Int32Rows),
+            Extractor::Int64Rows(e) => dense_rows(e.as_ref(), docs, out, append, Batch::Int64Rows),
             Extractor::RaggedIds(e) => {
                 if !matches!(out, Batch::RaggedIds { .. }) {
                     *out = Batch::RaggedIds {
@@ -363,8 +409,10 @@ impl Extractor {
                     };
                 }
                 if let Batch::RaggedIds { ids, row_ends } = out {
-                    ids.clear();
-                    row_ends.clear();
+                    if !append {
+                        ids.clear();
+                        row_ends.clear();
+                    }
                     e.append_id_rows(docs, ids, row_ends);
                 }
                 Ok(())
@@ -386,9 +434,11 @@ impl Extractor {
                 } = out
                 {
                     *width = e.width();
-                    indices.clear();
-                    values.clear();
-                    row_ends.clear();
+                    if !append {
+                        indices.clear();
+                        values.clear();
+                        row_ends.clear();
+                    }
                     e.append_sparse_rows(docs, indices, values, row_ends);
                 }
                 Ok(())
@@ -407,9 +457,11 @@ impl Extractor {
                     row_ends,
                 } = out
                 {
-                    bytes.clear();
-                    string_ends.clear();
-                    row_ends.clear();
+                    if !append {
+                        bytes.clear();
+                        string_ends.clear();
+                        row_ends.clear();
+                    }
                     e.append_string_rows(docs, bytes, string_ends, row_ends);
                 }
                 Ok(())
@@ -515,20 +567,27 @@ fn dense_rows<T: DenseValue>(
     e: &dyn RowExtractor<Value = T>,
     docs: &[&[u8]],
     out: &mut Batch,
+    append: bool,
     variant: fn(DenseRows<T>) -> Batch,
 ) -> Result<()> {
     let width = e.width();
     let mut rows = take_dense::<T>(out);
-    rows.rows = docs.len();
-    rows.width = width;
+    let kept = if append && rows.width == width {
+        rows.rows
+    } else {
+        0
+    };
+    let start = kept * width;
+    let len = start + docs.len().saturating_mul(width);
     // Every value is written (as into a kernel's uninitialized tensor), so
     // a buffer of the right size is reused as it is, not cleared first.
-    let len = docs.len().saturating_mul(width);
     if rows.values.len() != len {
-        rows.values.clear();
+        rows.values.truncate(start);
         rows.values.resize(len, T::default());
     }
-    let written = e.write_rows(docs, &mut rows.values);
+    rows.rows = kept + docs.len();
+    rows.width = width;
+    let written = e.write_rows(docs, &mut rows.values[start..]);
     *out = variant(rows);
     written
 }

@@ -103,3 +103,43 @@ pub fn row_range(row_ends: &[u64], i: usize) -> std::ops::Range<usize> {
     let start = if i == 0 { 0 } else { row_ends[i - 1] as usize };
     start..row_ends[i] as usize
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Batch;
+    use crate::registry::EXTRACTORS;
+    use crate::spec::FeatureSpec;
+
+    /// For every registry example: one batch of all documents equals the
+    /// documents appended one by one, and a reused batch equals a new one.
+    #[test]
+    fn appended_and_reused_batches_equal_one_batch() {
+        let docs: [&[u8]; 4] = [
+            b"MZ\x90\x00 hello world C:\\x http://a.b HKEY_X",
+            b"",
+            "Gr\u{f6}\u{df}e caf\u{e9} x\u{b2}".as_bytes(),
+            b"aaaa bbbb aaaa \xff\xfe w\0i\0d\0e\0",
+        ];
+        for entry in EXTRACTORS {
+            for params in entry.examples {
+                let text = format!(r#"{{"extractor": "{}", "params": {params}}}"#, entry.name);
+                let extractor = FeatureSpec::from_json(&text).unwrap().build().unwrap();
+                let whole = extractor.extract_batch(&docs).unwrap();
+                assert_eq!(whole.rows(), docs.len(), "{text}");
+                let mut appended = extractor.extract_batch(&[]).unwrap();
+                for doc in docs {
+                    extractor.append_batch(&[doc], &mut appended).unwrap();
+                }
+                // Compared as text: NaN (byte_histogram's empty) is not == NaN.
+                let same = |a: &Batch, b: &Batch| format!("{a:?}") == format!("{b:?}");
+                assert!(same(&appended, &whole), "{text}: appended");
+                let mut reused = extractor.extract_batch(&docs[..1]).unwrap();
+                extractor.extract_batch_into(&docs, &mut reused).unwrap();
+                assert!(same(&reused, &whole), "{text}: reused");
+                let mut other = Batch::Int32Rows(Default::default());
+                extractor.extract_batch_into(&docs, &mut other).unwrap();
+                assert!(same(&other, &whole), "{text}: replaced");
+            }
+        }
+    }
+}
