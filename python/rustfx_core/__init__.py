@@ -1,9 +1,9 @@
 """rustfx_core: the Rust core from Python, with no TensorFlow.
 
 Python's one channel into the Rust core for everything that is not a
-TensorFlow op, through the core's C ABI (src/c_abi.rs, loaded with ctypes
-from `_rustfx_core*.so` beside this file). It never imports TensorFlow,
-Keras or Ray, and needs only numpy:
+TensorFlow op, through the core's C ABI (crates/rustfx-capi, loaded with
+ctypes from `_rustfx_core*.so` beside this file). It never imports
+TensorFlow, Keras or Ray, and needs only numpy:
 
 - FeatureSpec, registry(): specs checked, completed and named by the core
   (rustfx_core.spec);

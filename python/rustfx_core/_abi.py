@@ -87,10 +87,11 @@ def _taken_message(pointer):
 
 
 def spec_query(query, spec=""):
-    """The core's answer to a spec query (src/spec/mod.rs, `query`), a list
-    of str: "registry" ([the registry as JSON]), "spec" ([the canonical
-    JSON of `spec`]) or "feature_names" (the name of each value of `spec`'s
-    rows). ValueError with the core's message when it refuses."""
+    """The core's answer to a spec query (crates/rustfx/src/spec/mod.rs,
+    `query`), a list of str: "registry" ([the registry as JSON]), "spec"
+    ([the canonical JSON of `spec`]), "feature_names" (the name of each
+    value of `spec`'s rows) or "constants" ([the constants every host
+    shares, as JSON]). ValueError with the core's message when it refuses."""
     library = lib()
     # surrogatepass: a lone surrogate reaches the core, which refuses the
     # bytes as not UTF-8, rather than failing here with another message.
