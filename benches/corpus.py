@@ -1,4 +1,4 @@
-"""Corpus extraction: rustfx on Ray (`python -m rustfx.extract`) against a
+"""Corpus extraction: rustfx on Ray (`python -m rustfx.corpus`) against a
 local tf.data pipeline, and EMBER2024 vectors against thrember.
 
 Not a test: a benchmark, run by hand; its figures are in docs/corpus.md.
@@ -285,7 +285,7 @@ def machine_part(args, files, total, listing, work, cores):
         fixed = fixed_cost(RAY_JOB, job, work)
         result = python_job(RAY_JOB, job)
         assert result["files"] == len(files), result
-        row(f"Ray, `python -m rustfx.extract --workers {workers}`", result, fixed,
+        row(f"Ray, `python -m rustfx.corpus --workers {workers}`", result, fixed,
             len(files), total)
         assert same_rows(out, tf_out), "the Ray rows differ from the tf.data rows"
     print("\nRows equal between Ray and tf.data (keyed by path).")

@@ -4,7 +4,7 @@ EMBER2024's benchmark models are LightGBM on the 2568-value vectors. The
 job at scale is two steps, and this example runs both:
 
   1. vectorise a corpus once, into Parquet shards (Ray, all local cores):
-         python -m rustfx.extract --spec ember2024 --input FILES --output OUT
+         python -m rustfx.corpus --spec ember2024 --input FILES --output OUT
   2. train LightGBM from the Parquet rows (rustfx.corpus.read_parquet) and
      evaluate it on held-out files.
 
@@ -103,7 +103,7 @@ def main():
 
     # 1. Vectorise (a rerun skips the committed shards).
     vectors = os.path.join(args.output, "vectors")
-    command = [sys.executable, "-m", "rustfx.extract", "--spec", "ember2024",
+    command = [sys.executable, "-m", "rustfx.corpus", "--spec", "ember2024",
                "--input", listing, "--output", vectors, "--shard-size", "100"]
     if args.workers:
         command += ["--workers", str(args.workers)]

@@ -87,14 +87,13 @@ USER_SCRIPT = DENSE + textwrap.dedent("""
     assert rustfx.read_files(paths).numpy()[0] == open(sys.argv[3], "rb").read()
 
     # The core library, without TF (what a Ray corpus worker loads).
-    from rustfx import _core
-    assert _core.library_path().startswith(here), _core.library_path()
-    documents = _core.Documents(len(docs))
-    for i, d in enumerate(docs):
-        documents.set(i, d)
+    import rustfx_core
+    from rustfx_core import _abi
+    core_dir = os.path.dirname(os.path.abspath(rustfx_core.__file__))
+    assert core_dir.startswith(sys.prefix), (core_dir, sys.prefix)
+    assert _abi.library_path().startswith(core_dir), _abi.library_path()
     name, params = specs["byte_histogram"]
-    spec = rustfx.FeatureSpec(name, **params)
-    rows = _core.Extractor(spec.to_json()).extract(documents, spec.output)["rows"]
+    rows = rustfx_core.extract(rustfx_core.FeatureSpec(name, **params), docs)
     assert np.array_equal(rows, expected["byte_histogram"]), rows
 
     model = tf.saved_model.load(sys.argv[4])
@@ -138,7 +137,7 @@ def test_one_wheel_for_every_python_and_tensorflow(built_wheel):
     assert re.fullmatch(r"rustfx-[0-9.]+-py3-none-manylinux2014_x86_64"
                         r"(\.manylinux_2_17_x86_64)?\.whl", name), name
     names, metadata = _contents(built_wheel)
-    for member in ["rustfx/_rustfx_ops.so", "rustfx/_rustfx_core.so"]:
+    for member in ["rustfx/_rustfx_ops.so", "rustfx_core/_rustfx_core.so"]:
         assert member in names, names
     assert any(n.endswith(".data/scripts/rustfx-features") for n in names), names
     assert not any("tensorflow" in n for n in names), names
