@@ -1,6 +1,6 @@
 // A minimal C++ serving host, linked the way a TF Serving build links
 // rustfx: the kernels, the bridge and the Rust core come from the static
-// library librustfx.a, linked whole (their op and kernel registrations are
+// library librustfx_ops.a, linked whole (their op and kernel registrations are
 // static initializers nothing references), and no op library is loaded at
 // run time. It loads a SavedModel (tag "serve"), feeds the given files'
 // bytes as one batch of strings to a signature, and prints per file its path

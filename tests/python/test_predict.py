@@ -210,6 +210,18 @@ def test_library_from_environment(predict, model, files):
     assert out.stdout.startswith(files[0].encode() + b"\t")
 
 
+def test_default_op_library_is_the_one_beside_the_program(predict, model, loaded, files):
+    """As a new user runs it, with no --ops and no $RUSTFX_LIBRARY: `make
+    build` leaves the op library beside rustfx-predict, and it is that one
+    (not the core's C ABI, which once overwrote it) that loads."""
+    beside = os.path.join(os.path.dirname(predict), "librustfx_ops.so")
+    assert os.path.exists(beside), beside
+    out = run(predict, "--model", model, *files[:3])
+    assert out.returncode == 0, out.stderr.decode()[-3000:]
+    contents = [open(f, "rb").read() for f in files[:3]]
+    check_against_python(out.stdout, loaded, files[:3], contents)
+
+
 def test_without_the_op_library_the_error_says_what_to_do(predict, model, files):
     out = run(predict, "--no-ops", "--model", model, files[0])
     stderr = out.stderr.decode()

@@ -1,6 +1,6 @@
 """What a TF Serving build links: rustfx as a static library in a C++ host.
 
-`make serving-host` links tests/cpp/serving_host.cc against librustfx.a
+`make serving-host` links tests/cpp/serving_host.cc against librustfx_ops.a
 (kernels + bridge + Rust core, linked whole) and TensorFlow's C++ libraries
 from the pip wheel. The host loads a SavedModel that uses rustfx ops, with
 no op library loaded at run time, and must give the Python results exactly.
