@@ -16,7 +16,7 @@
 //! multiple of those limits.
 //!
 //! Every directory pefile reads is walked: imports, exports and base
-//! relocations for their contents; the resource (resources.rs), debug,
+//! relocations for their contents; the resource (resources/), debug,
 //! TLS, load-config, delay-import (imports.rs), bound-import and exception
 //! directories (directories.rs, load_config.rs, exceptions.rs) only for
 //! pefile's warnings, side effects and `has_dynamic_relocs`, which is all
