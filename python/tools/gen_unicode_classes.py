@@ -413,7 +413,7 @@ def render_golden(records) -> str:
     lines = header_lines("#")
     lines += [
         "# Python's own answers, checked exhaustively by the tests in",
-        "# src/unicode_classes/mod.rs. Tab-separated lines:",
+        "# src/unicode_classes/tests.rs. Tab-separated lines:",
         "#   V <python version> <unidata version>",
         "#   B <first block> <number of blocks> <hash>: that many consecutive blocks",
         "#     of 256 code points each hash (hex) to <hash>: FNV-1a-64 over, for each",

@@ -8,7 +8,7 @@ that pefile's resource reader (parse_resources_directory and what it calls)
 raises one particular warning, or, for the loop and garbage cases, takes a
 particular path. Python 3 standard library only; the PE helpers come from
 build_corpus.py. tests/pe/expected_resource_warnings.py turns pefile's
-warnings on these files into the expectations of crates/rustfx/src/pe/resources.rs.
+warnings on these files into the expectations of crates/rustfx/src/pe/resources/tests.rs.
 
 The base file's .rsrc: RVA 0x5000, 0x800 raw bytes at file offset 0xC00
 (0x6F8 used), then .reloc (RVA 0x6000, raw 0x1400..0x1600 = end of file).

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Prints the expectations of crates/rustfx/src/pe/resources.rs's tests, from pefile.
+"""Prints the expectations of crates/rustfx/src/pe/resources/tests.rs, from pefile.
 
     .venv/bin/python tests/pe/expected_resource_warnings.py   # needs pefile 2024.8.26
 
 For every file under tests/golden/pe/resources/ (tests/pe/build_resource_cases.py),
 the set of thrember warning kinds among pefile's warnings, as a Rust table
-(`EXPECTED` in crates/rustfx/src/pe/resources.rs). A warning's kind is found as rustfx's
+(`EXPECTED` in crates/rustfx/src/pe/resources/tests.rs). A warning's kind is found as rustfx's
 `warning_id` finds it: the longest matching `...suffix` kind, else the longest
 matching `prefix...` kind; the kinds are read from PEFILE_WARNINGS in
-crates/rustfx/src/ember2024/pe_groups.rs (thrember's pefile_warnings.txt, in order).
+crates/rustfx/src/ember2024/pe_groups/warnings.rs (thrember's pefile_warnings.txt, in order).
 Warnings of no kind (pefile's wording differs from thrember's list for a few)
 are listed in a comment.
 """
@@ -20,7 +20,7 @@ import pefile
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CASES = ROOT / "tests" / "golden" / "pe" / "resources"
-GROUPS = ROOT / "crates" / "rustfx" / "src" / "ember2024" / "pe_groups.rs"
+GROUPS = ROOT / "crates" / "rustfx" / "src" / "ember2024" / "pe_groups" / "warnings.rs"
 
 
 def kinds():
