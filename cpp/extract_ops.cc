@@ -42,7 +42,7 @@ class ExtractorKernel {
   const DocumentSource& source() const { return **source_; }
 
   // The input's chunks (PlanChunks).
-  DocumentChunks Chunks(TF_OpKernelContext* ctx, const StringInput& input) const {
+  DocumentChunks Chunks(const StringInput& input) const {
     return PlanChunks(OpThreads(), source(), input, extractor().cost_per_byte());
   }
 
@@ -237,7 +237,7 @@ struct RaggedIdsOp {
         RUSTFX_RETURN_IF_ERROR(ComputeInPlace(ctx, e, input, &done));
         if (done) return {};
       }
-      const DocumentChunks chunks = Chunks(ctx, input);
+      const DocumentChunks chunks = Chunks(input);
       if (!chunks.parallel) {
         // Ids the output starts with room for.
         int64_t room = 0;
@@ -352,7 +352,7 @@ struct RaggedIdsOp {
       TensorPtr values;
       RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 0, TF_INT64, {total}, &values));
       int64_t* out = Data<int64_t>(values);
-      const DocumentChunks chunks = Chunks(ctx, input);
+      const DocumentChunks chunks = Chunks(input);
       RUSTFX_RETURN_IF_ERROR(ForEachChunk(
           kName, source(), input, chunks, [&](int64_t, int64_t first, const DocumentChunk& chunk) {
             const int64_t begin = row_splits[first];
@@ -391,7 +391,7 @@ struct RaggedStringsOp {
       const Extractor& e = extractor();
       StringInput input;
       RUSTFX_RETURN_IF_ERROR(GetStringInput(ctx, 0, &input));
-      const DocumentChunks chunks = Chunks(ctx, input);
+      const DocumentChunks chunks = Chunks(input);
       std::vector<StringRows> parts;
       RUSTFX_RETURN_IF_ERROR(ExtractParts(input, chunks, &parts,
                                           [&e](const DocumentChunk& chunk, StringRows& part) {
@@ -445,7 +445,7 @@ struct SparseRowsOp {
       const Extractor& e = extractor();
       StringInput input;
       RUSTFX_RETURN_IF_ERROR(GetStringInput(ctx, 0, &input));
-      const DocumentChunks chunks = Chunks(ctx, input);
+      const DocumentChunks chunks = Chunks(input);
       std::vector<SparseParts> parts;
       RUSTFX_RETURN_IF_ERROR(ExtractParts(input, chunks, &parts,
                                           [&e](const DocumentChunk& chunk, SparseParts& part) {
