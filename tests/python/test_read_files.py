@@ -83,6 +83,27 @@ def test_on_error_empty_reports_status(tmp_path):
     assert messages[0] == b"" and all(messages[1:-1])
 
 
+def test_one_status_code_table(tmp_path):
+    """The core's status codes (error::STATUS_CODES, which the kernels' enum
+    is checked against when the bridge compiles) are TF's, and are what
+    Python reads (rustfx_core) and what the C++ op and the C ABI report for
+    the same file."""
+    from rustfx_core import _abi
+    import rustfx_core
+    codes = _abi.STATUS_CODES
+    assert codes == {"OK": 0, "INVALID_ARGUMENT": tf.errors.INVALID_ARGUMENT,
+                     "NOT_FOUND": tf.errors.NOT_FOUND,
+                     "PERMISSION_DENIED": tf.errors.PERMISSION_DENIED,
+                     "UNKNOWN": tf.errors.UNKNOWN, "INTERNAL": tf.errors.INTERNAL}, codes
+    assert rustfx.DEFAULT_MAX_BYTES == rustfx_core.DEFAULT_MAX_BYTES == 64 << 20
+    hostile = make_hostile(tmp_path)
+    paths = list(hostile)
+    _, status = rustfx.read_files(paths, on_error="empty", with_status=True)
+    core = rustfx_core.read_files(paths)
+    assert status.codes.numpy().tolist() == list(core.codes), (paths, list(core.codes))
+    assert set(core.codes) <= set(codes.values())
+
+
 def test_fifo_is_never_opened(tmp_path):
     """A writer blocked opening a FIFO stays blocked: read_files rejects the
     FIFO from stat alone, without opening it (which would release the
