@@ -1,6 +1,6 @@
 //! Byte-string hashes that match TensorFlow and scikit-learn bit for bit.
 //!
-//! * [`fingerprint64`] is TensorFlow's `Fingerprint64`
+//! * [`fingerprint64`](fn@fingerprint64) is TensorFlow's `Fingerprint64`
 //!   (`tensorflow/core/platform/fingerprint.h`), which is farmhash's
 //!   `farmhashna::Hash64`. It is what `tf.strings.to_hash_bucket_fast`
 //!   reduces modulo the number of buckets, so
