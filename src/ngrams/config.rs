@@ -7,9 +7,10 @@ pub const MAX_NGRAM_WIDTH: usize = 64;
 pub const MAX_NGRAM_WIDTHS: usize = 64;
 /// The most buckets for Murmur3 (scikit-learn's own limit, int32 max).
 pub const MAX_MURMUR3_BUCKETS: u64 = i32::MAX as u64;
-/// The largest `max_tokens` of an [`NgramSequence`].
+/// The largest `max_tokens` of an [`NgramSequence`](super::NgramSequence).
 pub const MAX_SEQUENCE_TOKENS: usize = 1 << 24;
-/// The most buckets of [`NgramCounts`] (dense rows: 4 MiB of float32 each).
+/// The most buckets of [`NgramCounts`](super::NgramCounts) (dense rows: 4 MiB
+/// of float32 each).
 pub const MAX_DENSE_BUCKETS: usize = 1 << 20;
 
 /// How a document is cut into tokens before n-grams are formed.
@@ -77,7 +78,7 @@ crate::names::named_values!(HashFamily, "hash", {
     Murmur3 => "murmur3",
 });
 
-/// The parameters of an [`NgramHasher`].
+/// The parameters of an [`NgramHasher`](super::NgramHasher).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NgramConfig {
     /// How documents are tokenized.

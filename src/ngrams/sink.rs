@@ -6,8 +6,9 @@
 
 use super::hash::Bucket;
 
-/// Where a [`BucketStream`] hands its buckets, each with its n-gram's tag:
-/// any `FnMut(usize, Bucket)`, or a struct with more to do.
+/// Where a [`BucketStream`](super::hash::BucketStream) hands its buckets,
+/// each with its n-gram's tag: any `FnMut(usize, Bucket)`, or a struct
+/// with more to do.
 pub(super) trait BucketSink {
     fn put(&mut self, tag: usize, bucket: Bucket);
 
@@ -33,9 +34,9 @@ impl<F: FnMut(usize, Bucket)> BucketSink for F {
     }
 }
 
-/// The ids of [`NgramHasher::append_rows`]: group 0's go straight to
-/// `ids`, the other groups' wait in `later` until the stream has handed out
-/// their document's last id. Appending them then, rather than flushing the
+/// The ids of [`NgramHasher::append_rows`](super::NgramHasher::append_rows):
+/// group 0's go straight to `ids`, the other groups' wait in `later` until
+/// the stream has handed out their document's last id. Appending them then, rather than flushing the
 /// stream at the end of the document, keeps one stream for a batch of
 /// files too (a partial batch hashed per file cost 5% on 6 KB files).
 pub(super) struct RowIds<'a> {

@@ -336,13 +336,14 @@ const CHAR_BLOCK: usize = if cfg!(test) { 61 } else { 4096 };
 /// time into `text` (8 bytes a step, see the loop; ASCII-lowercased on
 /// demand), with the start of each character in
 /// `starts`; every n-gram is then a slice of `text`, as `byte_ngrams`' are
-/// of the document. Copying each character into a [`TokenBuffer`] as a
-/// token made binaries and compressed files (mostly invalid UTF-8, and
-/// never on the ASCII path) twice as slow as text, and decoding them by
+/// of the document. Copying each character into a
+/// [`TokenBuffer`](super::token_buffer::TokenBuffer) as a token made
+/// binaries and compressed files (mostly invalid UTF-8, and never on the
+/// ASCII path) twice as slow as text, and decoding them by
 /// `Utf8Chunks` (a chunk per invalid byte) 2.7x. At each character, the
 /// n-grams of every width in `widths` that end there, in order, `f`
 /// getting the position of the width too: one pass of
-/// [`TokenBuffer::emit_windows`].
+/// [`TokenBuffer::emit_windows`](super::token_buffer::TokenBuffer::emit_windows).
 pub(super) fn char_ngrams(
     doc: &[u8],
     lowercase: bool,
