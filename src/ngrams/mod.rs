@@ -27,12 +27,12 @@
 //! The work streams: token boundaries are found 64 bytes at a time as
 //! bitmasks (`scan`); each token is copied once, lowercased on the way, into
 //! a small buffer of the last tokens, where every n-gram that ends at it is
-//! a slice (`token_buffer`); nothing is allocated per token or per n-gram, and the
-//! whole document is never copied. So the first ids of an [`NgramSequence`]
-//! cost only the part of the document they come from. [`NgramHasher::ids`]
-//! and the counts form all widths in one pass over the tokens. Sparse counts
-//! sort the buckets of reused buffers (`count`); dense counts sum straight
-//! into the row.
+//! a slice (`token_buffer`); nothing is allocated per token or per n-gram,
+//! and the whole document is never copied. So the first ids of an
+//! [`NgramSequence`] cost only the part of the document they come from.
+//! [`NgramHasher::ids`] and the counts form all widths in one pass over the
+//! tokens. Sparse counts sort the buckets of reused buffers (`count`); dense
+//! counts sum straight into the row.
 //!
 //! The stages, a file each, in the order a document goes through them:
 //! - `config`: the public configuration types and their limits;
