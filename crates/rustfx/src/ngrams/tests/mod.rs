@@ -1,7 +1,11 @@
 //! Tests of the n-gram pipeline against naive definitions.
 
 use super::*;
+use crate::extractor::RowExtractor;
 use crate::hashing::{fingerprint64, murmur3_x86_32};
+use crate::output::SparseRow;
+use crate::ErrorKind;
+use std::ops::ControlFlow;
 
 mod count_scratch;
 mod naive;

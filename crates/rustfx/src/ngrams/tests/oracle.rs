@@ -91,7 +91,7 @@ fn check_against_naive_once(
         }
         let bits = |row: &[f32]| row.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         let mut out = vec![f32::NAN; want_row.len()];
-        for exact_sums in [EXACT_F32_SUMS, 0] {
+        for exact_sums in [counter::EXACT_F32_SUMS, 0] {
             dense
                 .sum_into(doc, &mut out, exact_sums)
                 .map_err(|e| e.to_string())?;

@@ -195,7 +195,7 @@ fn long_documents_and_long_tokens() {
 fn decode_with_next_char_lossy(bytes: &[u8]) -> String {
     let (mut out, mut at) = (String::new(), 0);
     while at < bytes.len() {
-        let (c, len) = super::grams::next_char_lossy(&bytes[at..]);
+        let (c, len) = super::utf8::next_char_lossy(&bytes[at..]);
         assert!((1..=4).contains(&len), "{bytes:x?} at {at}");
         out.push(c);
         at += len;
@@ -258,7 +258,7 @@ fn lossy_char_count_counts_from_utf8_lossy() {
         &long,
     ] {
         let want = String::from_utf8_lossy(doc).chars().count();
-        assert_eq!(super::grams::lossy_char_count(doc), want);
+        assert_eq!(super::utf8::lossy_char_count(doc), want);
     }
 }
 
@@ -267,7 +267,7 @@ proptest::proptest! {
     fn next_char_lossy_decodes_any_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
         proptest::prop_assert_eq!(decode_with_next_char_lossy(&bytes), String::from_utf8_lossy(&bytes));
         proptest::prop_assert_eq!(
-            super::grams::lossy_char_count(&bytes),
+            super::utf8::lossy_char_count(&bytes),
             String::from_utf8_lossy(&bytes).chars().count()
         );
     }
@@ -286,10 +286,10 @@ fn decode_lossy_is_next_char_lossy() {
             for c in thirds {
                 for d in [0x41, 0x80, 0xbf, 0xc0] {
                     let window = [a, b, c, d];
-                    let (want, read) = super::grams::next_char_lossy(&window);
+                    let (want, read) = super::utf8::next_char_lossy(&window);
                     let mut utf8 = [0; 4];
                     let want = want.encode_utf8(&mut utf8).as_bytes();
-                    let (got, got_read, written, valid) = super::grams::decode_lossy(window);
+                    let (got, got_read, written, valid) = super::utf8::decode_lossy(window);
                     assert_eq!((&got[..written], got_read), (want, read), "{window:x?}");
                     // Valid: the window's own bytes (U+FFFD's too).
                     assert_eq!(valid, &window[..read] == want, "{window:x?}");
@@ -337,7 +337,8 @@ proptest::proptest! {
 /// width's group (the ids' order then comes from the groups).
 #[test]
 fn one_pass_is_in_output_order_within_a_block() {
-    use grams::{AsciiWords, TokenBuffer};
+    use token_buffer::TokenBuffer;
+    use tokenize::AsciiWords;
     let emitted = |doc: &[u8]| {
         let mut buffer = TokenBuffer::new();
         let mut words = AsciiWords::new(doc, scan::ByteClass::Whitespace, true, 1);
@@ -355,7 +356,9 @@ fn one_pass_is_in_output_order_within_a_block() {
         want.map(|gram| (0, gram.to_string()))
     );
 
-    let words: Vec<String> = (0..grams::SHORT_DOC).map(|i| format!("w{i}")).collect();
+    let words: Vec<String> = (0..token_buffer::SHORT_DOC)
+        .map(|i| format!("w{i}"))
+        .collect();
     let got = emitted(words.join(" ").as_bytes());
     let width_of = |gram: &str| gram.split(' ').count();
     assert!(got
