@@ -1,8 +1,8 @@
 use super::fingerprint64_batch::{hash_batch_lanes, hash_lanes};
 use super::*;
 
-const FINGERPRINT64_TSV: &str = include_str!("../../tests/golden/fingerprint64.tsv");
-const MURMUR3_TSV: &str = include_str!("../../tests/golden/murmur3.tsv");
+const FINGERPRINT64_TSV: &str = include_str!("../../../../tests/golden/fingerprint64.tsv");
+const MURMUR3_TSV: &str = include_str!("../../../../tests/golden/murmur3.tsv");
 
 /// Seeds of the columns of murmur3.tsv, in order.
 const MURMUR_SEEDS: [u32; 4] = [0, 1, 42, 0xFFFF_FFFF];
