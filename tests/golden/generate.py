@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the golden hash vectors used by the unit tests in src/hashing.rs.
+"""Generate the golden hash vectors used by the unit tests in crates/rustfx/src/hashing/tests.rs.
 
 Run from the crate root with the project venv (TensorFlow + scikit-learn):
 

@@ -507,7 +507,7 @@ pub trait DenseValue: Copy + Default + Send + 'static {
     /// The rows of `extractor` when their values are of this type.
     fn rows_of(extractor: &Extractor) -> Option<&dyn RowExtractor<Value = Self>>;
     /// The rows of `batch` when their values are of this type.
-    fn dense_of(batch: Batch) -> Option<DenseRows<Self>>;
+    fn dense_of_mut(batch: &mut Batch) -> Option<&mut DenseRows<Self>>;
 }
 
 impl DenseValue for f32 {
@@ -518,7 +518,7 @@ impl DenseValue for f32 {
             None
         }
     }
-    fn dense_of(batch: Batch) -> Option<DenseRows<f32>> {
+    fn dense_of_mut(batch: &mut Batch) -> Option<&mut DenseRows<f32>> {
         if let Batch::Float32Rows(rows) = batch {
             Some(rows)
         } else {
@@ -535,7 +535,7 @@ impl DenseValue for i32 {
             None
         }
     }
-    fn dense_of(batch: Batch) -> Option<DenseRows<i32>> {
+    fn dense_of_mut(batch: &mut Batch) -> Option<&mut DenseRows<i32>> {
         if let Batch::Int32Rows(rows) = batch {
             Some(rows)
         } else {
@@ -552,7 +552,7 @@ impl DenseValue for i64 {
             None
         }
     }
-    fn dense_of(batch: Batch) -> Option<DenseRows<i64>> {
+    fn dense_of_mut(batch: &mut Batch) -> Option<&mut DenseRows<i64>> {
         if let Batch::Int64Rows(rows) = batch {
             Some(rows)
         } else {
@@ -570,8 +570,16 @@ fn dense_rows<T: DenseValue>(
     append: bool,
     variant: fn(DenseRows<T>) -> Batch,
 ) -> Result<()> {
+    if T::dense_of_mut(out).is_none() {
+        *out = variant(DenseRows::default());
+    }
+    let rows = T::dense_of_mut(out).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Internal,
+            "a batch of dense rows (a bug in rustfx)",
+        )
+    })?;
     let width = e.width();
-    let mut rows = take_dense::<T>(out);
     let kept = if append && rows.width == width {
         rows.rows
     } else {
@@ -587,17 +595,5 @@ fn dense_rows<T: DenseValue>(
     }
     rows.rows = kept + docs.len();
     rows.width = width;
-    let written = e.write_rows(docs, &mut rows.values[start..]);
-    *out = variant(rows);
-    written
-}
-
-/// The dense rows of `T` that `out` holds (moved out), or none.
-fn take_dense<T: DenseValue>(out: &mut Batch) -> DenseRows<T> {
-    let empty = Batch::RaggedIds {
-        ids: Vec::new(),
-        row_ends: Vec::new(),
-    };
-    let held = std::mem::replace(out, empty);
-    T::dense_of(held).unwrap_or_default()
+    e.write_rows(docs, &mut rows.values[start..])
 }
