@@ -16,11 +16,23 @@ neither, so a Parquet job's workers never load TensorFlow. Everything
 public of both is importable from here.
 """
 
-from rustfx.corpus.job import SHARD_FORMATS, extract_dataset, run
+from rustfx.corpus.formats import SHARD_FORMATS
 from rustfx.corpus.readers import load_feature_set, read_parquet
 from rustfx.corpus.tfrecord import TFRecordShards, parse_schema, read_tfrecord
 from rustfx_core.corpus import *  # noqa: F401,F403
 from rustfx_core.corpus import __all__ as _core_all
+
+
+
+def __getattr__(name):
+    """`run` and `extract_dataset`, from the Ray job when first used: Ray is
+    the optional extra rustfx[ray], so `import rustfx.corpus` (the readers,
+    the CLI's --help) works without it."""
+    if name in ("run", "extract_dataset"):
+        from rustfx.corpus import job
+        return getattr(job, name)
+    raise AttributeError(f"module 'rustfx.corpus' has no attribute {name!r}")
+
 
 __all__ = ["run", "extract_dataset", "SHARD_FORMATS", "load_feature_set", "read_parquet",
            "read_tfrecord", "parse_schema", "TFRecordShards", *_core_all]

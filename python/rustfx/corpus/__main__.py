@@ -4,7 +4,7 @@ extraction on Ray, from the command line (docs/corpus.md)."""
 import argparse
 import sys
 
-from rustfx.corpus.job import SHARD_FORMATS, run
+from rustfx.corpus.formats import SHARD_FORMATS
 from rustfx_core.corpus.features import NAMED_FEATURE_SETS
 from rustfx_core.corpus.inputs import DEFAULT_READ_BATCH_BYTES, MAX_READ_BATCH_FILES
 from rustfx_core.corpus.shards import DEFAULT_SHARD_SIZE
@@ -45,6 +45,14 @@ def main(argv=None, prog=None):
     args = parser.parse_args(argv)
     if args.shard_size < 1:
         parser.error("--shard-size must be at least 1")
+    try:
+        # Here, not at the top: Ray is the optional extra rustfx[ray], and
+        # --help and argument errors need none.
+        from rustfx.corpus.job import run
+    except ImportError as e:
+        print(f"{parser.prog}: error: corpus extraction runs on Ray ({e}): "
+              "pip install 'rustfx[ray]'", file=sys.stderr)
+        return 2
     try:
         run(args.spec, args.input, args.output, fmt=args.format, address=args.address,
             max_bytes=args.max_bytes, on_error=args.on_error, shard_size=args.shard_size,

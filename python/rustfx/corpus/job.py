@@ -12,18 +12,14 @@ import time
 
 import ray
 
-from rustfx.corpus.tfrecord import TFRecordShards
+from rustfx.corpus.formats import SHARD_FORMATS
 from rustfx_core import DEFAULT_MAX_BYTES
 from rustfx_core.corpus.features import FeatureSet
 from rustfx_core.corpus.inputs import DEFAULT_READ_BATCH_BYTES, list_inputs
 from rustfx_core.corpus.shards import (DEFAULT_SHARD_SIZE, FORMAT_VERSION, OutputDir,
-                                       ParquetShards, check_or_write_meta, committed,
+                                       check_or_write_meta, committed,
                                        input_digest)
 from rustfx_core.corpus.workers import ExtractRows, WriteShards
-
-#: --format: how its shards are written. Parquet's workers need no
-#: TensorFlow; TFRecord's import it (tf.io.TFRecordWriter).
-SHARD_FORMATS = {"parquet": ParquetShards(), "tfrecord": TFRecordShards()}
 
 
 def shard_writer(feature_set_json, out_dir, fmt, max_bytes, on_error, read_batch_bytes=None):
