@@ -16,6 +16,12 @@ neither, so a Parquet job's workers never load TensorFlow. Everything
 public of both is importable from here.
 """
 
+try:
+    import pyarrow  # noqa: F401
+except ImportError as e:  # the extra is not installed
+    raise ImportError("rustfx.corpus (python -m rustfx.corpus, rustfx-extract) needs the extra "
+                      "rustfx[ray] (ray[data] and pyarrow): pip install 'rustfx[ray]'") from e
+
 from rustfx.corpus.formats import SHARD_FORMATS
 from rustfx.corpus.readers import load_feature_set, read_parquet
 from rustfx.corpus.tfrecord import TFRecordShards, parse_schema, read_tfrecord
