@@ -337,7 +337,7 @@ impl Extractor {
                 row_ends: ends,
             } = batch
             else {
-                return Err(wrong_kind("append_id_rows", &batch));
+                return Err(self.wrong_kind("append_id_rows"));
             };
             (*ids, *row_ends) = (got, ends);
             Ok(())
@@ -417,7 +417,7 @@ impl Extractor {
                 ..
             } = batch
             else {
-                return Err(wrong_kind("append_sparse_rows", &batch));
+                return Err(self.wrong_kind("append_sparse_rows"));
             };
             (*indices, *values, *row_ends) = (i, v, ends);
             Ok(())
@@ -444,7 +444,7 @@ impl Extractor {
                 row_ends: r,
             } = batch
             else {
-                return Err(wrong_kind("append_string_rows", &batch));
+                return Err(self.wrong_kind("append_string_rows"));
             };
             (*bytes, *ends, *row_ends) = (b, s, r);
             Ok(())
@@ -453,27 +453,23 @@ impl Extractor {
 
     /// The ragged-ids extractor, for the calls that serve RaggedIds only.
     fn ragged_ids(&self, call: &str) -> Result<&dyn RaggedIdsExtractor> {
-        self.extractor.ragged_ids().ok_or_else(|| {
-            Error::new(
-                ErrorKind::Internal,
-                format!(
-                    "{call} on an extractor of output {:?} (a bug in rustfx)",
-                    self.extractor.output()
-                ),
-            )
-        })
+        self.extractor
+            .ragged_ids()
+            .ok_or_else(|| self.wrong_kind(call))
     }
-}
 
-/// The error of a call whose batch came back in another layout: the
-/// kernels check the kind first, so this is a bug.
-fn wrong_kind(call: &str, batch: &Batch) -> Error {
-    let layout = format!("{batch:?}");
-    let layout = layout.split([' ', '(']).next().unwrap_or_default();
-    Error::new(
-        ErrorKind::Internal,
-        format!("{call} got a batch of {layout} (a bug in rustfx)"),
-    )
+    /// The error of a call that does not serve the extractor's output kind
+    /// (or whose batch came back in another layout): the kernels check the
+    /// kind first, so this is a bug.
+    fn wrong_kind(&self, call: &str) -> Error {
+        Error::new(
+            ErrorKind::Internal,
+            format!(
+                "{call} on an extractor of output {:?} (a bug in rustfx)",
+                self.extractor.output()
+            ),
+        )
+    }
 }
 
 /// The documents of a chunk as the core takes them: one allocation per

@@ -396,11 +396,9 @@ impl Extractor {
     /// variant here and in [`Batch`], and one conversion per host.
     fn fill_batch(&self, docs: &[&[u8]], out: &mut Batch, append: bool) -> Result<()> {
         match self {
-            Extractor::Float32Rows(e) => {
-                dense_rows(e.as_ref(), docs, out, append, Batch::Float32Rows)
-            }
-            Extractor::Int32Rows(e) => dense_rows(e.as_ref(), docs, out, append, Batch::Int32Rows),
-            Extractor::Int64Rows(e) => dense_rows(e.as_ref(), docs, out, append, Batch::Int64Rows),
+            Extractor::Float32Rows(e) => dense_rows(e.as_ref(), docs, out, append),
+            Extractor::Int32Rows(e) => dense_rows(e.as_ref(), docs, out, append),
+            Extractor::Int64Rows(e) => dense_rows(e.as_ref(), docs, out, append),
             Extractor::RaggedIds(e) => {
                 if !matches!(out, Batch::RaggedIds { .. }) {
                     *out = Batch::RaggedIds {
@@ -508,6 +506,8 @@ pub trait DenseValue: Copy + Default + Send + 'static {
     fn rows_of(extractor: &Extractor) -> Option<&dyn RowExtractor<Value = Self>>;
     /// The rows of `batch` when their values are of this type.
     fn dense_of_mut(batch: &mut Batch) -> Option<&mut DenseRows<Self>>;
+    /// The batch of rows of this type.
+    fn into_batch(rows: DenseRows<Self>) -> Batch;
 }
 
 impl DenseValue for f32 {
@@ -524,6 +524,9 @@ impl DenseValue for f32 {
         } else {
             None
         }
+    }
+    fn into_batch(rows: DenseRows<f32>) -> Batch {
+        Batch::Float32Rows(rows)
     }
 }
 
@@ -542,6 +545,9 @@ impl DenseValue for i32 {
             None
         }
     }
+    fn into_batch(rows: DenseRows<i32>) -> Batch {
+        Batch::Int32Rows(rows)
+    }
 }
 
 impl DenseValue for i64 {
@@ -559,19 +565,21 @@ impl DenseValue for i64 {
             None
         }
     }
+    fn into_batch(rows: DenseRows<i64>) -> Batch {
+        Batch::Int64Rows(rows)
+    }
 }
 
-/// The dense rows of `docs` into `out`, made a `variant` of [`Batch`] first
-/// unless it is one (its buffer reused).
+/// The dense rows of `docs` into `out`, made rows of `T` first unless it
+/// holds them (their buffer reused).
 fn dense_rows<T: DenseValue>(
     e: &dyn RowExtractor<Value = T>,
     docs: &[&[u8]],
     out: &mut Batch,
     append: bool,
-    variant: fn(DenseRows<T>) -> Batch,
 ) -> Result<()> {
     if T::dense_of_mut(out).is_none() {
-        *out = variant(DenseRows::default());
+        *out = T::into_batch(DenseRows::default());
     }
     let rows = T::dense_of_mut(out).ok_or_else(|| {
         Error::new(
