@@ -13,7 +13,11 @@
 //! The pad value may never equal a shifted byte, so padding and content
 //! stay distinguishable; [`ByteSequence::new`] enforces it.
 
+use crate::explain::{
+    sums_by_index, Contribution, Contributions, Explain, ExplainOptions, Explanation,
+};
 use crate::extractor::{check_width, RowExtractor};
+use crate::output::{Batch, DenseRows};
 use crate::{Error, Result};
 
 /// The largest `max_len` [`ByteSequence::new`] accepts: 2^26 (64 Mi)
@@ -219,6 +223,45 @@ impl RowExtractor for ByteSequence {
     /// Head and head_tail both read at most `max_len` bytes.
     fn work_bytes_hint(&self) -> Option<usize> {
         Some(self.max_len)
+    }
+}
+
+impl Explain for ByteSequence {
+    /// Index: the position in the row; one contribution per kept byte (its
+    /// offset, value `byte + shift`). Positions with none hold `pad_value`.
+    fn explain(&self, doc: &[u8], options: &ExplainOptions) -> Result<Explanation> {
+        let mut out = Contributions::new(options);
+        let (head, tail) = self.parts(doc);
+        let tail_start = doc.len() - tail.len();
+        let kept = head
+            .iter()
+            .enumerate()
+            .chain(tail.iter().enumerate().map(|(i, b)| (tail_start + i, b)));
+        for (index, (offset, &b)) in kept.enumerate() {
+            let value = f64::from(i32::from(b).wrapping_add(self.shift));
+            if !out.push(index as u64, offset as u64, 1, value, &[]) {
+                break;
+            }
+        }
+        let (width, pad) = (self.max_len, self.pad_value);
+        let assemble = move |contributions: &[Contribution]| {
+            let sums = sums_by_index(contributions, width)?;
+            let mut row = vec![pad; width];
+            for c in contributions {
+                // In range: sums_by_index checked every index.
+                row[c.index as usize] = sums[c.index as usize] as i32;
+            }
+            Ok(Batch::Int32Rows(DenseRows {
+                rows: 1,
+                width,
+                values: row,
+            }))
+        };
+        Ok(Explanation::new(
+            out,
+            "the byte + shift at that position; positions past the kept bytes hold pad_value",
+            Box::new(assemble),
+        ))
     }
 }
 

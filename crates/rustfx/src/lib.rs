@@ -23,6 +23,7 @@ pub mod byte_sequence;
 pub mod cli;
 pub mod ember2024;
 pub mod error;
+pub mod explain;
 pub mod extractor;
 pub mod hashing;
 pub mod names;

@@ -369,6 +369,7 @@ fn scan(doc: &[u8], width: usize, min_len: usize, sink: &mut Sink) -> bool {
     }
 }
 
+mod explain;
 #[cfg(test)]
 mod tests;
 

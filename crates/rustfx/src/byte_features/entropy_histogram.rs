@@ -133,6 +133,39 @@ impl EntropyHistogram {
     }
 }
 
+impl EntropyHistogram {
+    /// Calls `visit(start, len, bin, nibble_counts)` for each block in
+    /// order, each counted from scratch (the explanation's independent
+    /// path; extraction slides the counts), until `visit` returns `false`.
+    pub(super) fn visit_blocks(
+        &self,
+        data: &[u8],
+        mut visit: impl FnMut(usize, usize, usize, &[u64; 16]) -> bool,
+    ) {
+        let mut unused = [[0u64; 16]; 16];
+        let mut grid = Grid::new(self, data.len(), &mut unused);
+        if data.len() < self.window {
+            let counts = nibble_counts(data);
+            visit(0, data.len(), grid.bin(&counts), &counts);
+            return;
+        }
+        let mut start = 0usize;
+        while let Some(block) = start
+            .checked_add(self.window)
+            .and_then(|end| data.get(start..end))
+        {
+            let counts = nibble_counts(block);
+            if !visit(start, block.len(), grid.bin(&counts), &counts) {
+                return;
+            }
+            match start.checked_add(self.step) {
+                Some(next) => start = next,
+                None => return,
+            }
+        }
+    }
+}
+
 /// How overlapping blocks (`step < window`) are counted. All give the same
 /// counts; they differ in speed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -280,6 +313,16 @@ impl ByteEntropyHistogram {
             blocks: EntropyHistogram::new(window, step)?,
             empty,
         })
+    }
+
+    /// The blocks' parameters.
+    pub fn blocks(&self) -> &EntropyHistogram {
+        &self.blocks
+    }
+
+    /// What an empty input gives.
+    pub fn empty(&self) -> EmptyInput {
+        self.empty
     }
 }
 

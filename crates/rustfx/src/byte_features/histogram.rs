@@ -54,6 +54,11 @@ impl ByteHistogram {
     pub fn new(empty: EmptyInput) -> Self {
         ByteHistogram { empty }
     }
+
+    /// What an empty input gives.
+    pub fn empty(&self) -> EmptyInput {
+        self.empty
+    }
 }
 
 impl RowExtractor for ByteHistogram {

@@ -89,6 +89,7 @@
 
 mod counting;
 mod entropy_histogram;
+mod explain;
 mod histogram;
 #[cfg(test)]
 mod naive;

@@ -36,6 +36,7 @@
 //! ```
 
 pub mod authenticode;
+mod explain;
 pub mod general;
 mod pe_groups;
 pub mod strings;

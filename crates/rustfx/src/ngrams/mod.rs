@@ -50,6 +50,7 @@
 mod config;
 mod count;
 mod counter;
+mod explain;
 mod grams;
 mod hash;
 mod hasher;

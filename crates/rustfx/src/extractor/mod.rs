@@ -17,12 +17,16 @@
 //! assert_eq!(row[usize::from(b'a')], 2.0 / 3.0);
 //! ```
 
-use crate::output::{Batch, DenseRows, SparseRow};
+use crate::explain::Explain;
+use crate::output::SparseRow;
+
+mod fill;
 use crate::{Error, ErrorKind, Result};
+pub use fill::DenseValue;
 
 /// A validated extractor with a fixed output width. Immutable, so one
 /// instance serves many threads at once.
-pub trait RowExtractor: Send + Sync {
+pub trait RowExtractor: Send + Sync + Explain {
     /// The value type of a row: `f32` features, `i32` or `i64` ids.
     type Value: Copy + Default + Send;
 
@@ -99,7 +103,7 @@ fn wrong_width(got: usize, width: usize) -> Error {
 
 /// An extractor whose rows have any number of int64 ids (the ragged
 /// output: hashed n-gram ids).
-pub trait RaggedIdsExtractor: Send + Sync {
+pub trait RaggedIdsExtractor: Send + Sync + Explain {
     /// Appends the ids of `doc` to `ids`.
     fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>);
 
@@ -168,7 +172,7 @@ pub fn id_count_mismatch(room: usize, ids: usize) -> Error {
 
 /// An extractor whose rows are sparse float32 vectors of a fixed width
 /// (bags of hashed n-grams).
-pub trait SparseRowsExtractor: Send + Sync {
+pub trait SparseRowsExtractor: Send + Sync + Explain {
     /// The dense width of a row.
     fn width(&self) -> usize;
     /// Replaces `row` with the sparse row of `doc` (indices sorted).
@@ -197,7 +201,7 @@ pub trait SparseRowsExtractor: Send + Sync {
 
 /// An extractor whose rows have any number of byte strings (the ragged
 /// string output: the printable strings of a binary).
-pub trait RaggedStringsExtractor: Send + Sync {
+pub trait RaggedStringsExtractor: Send + Sync + Explain {
     /// Appends each string of `doc` to `bytes` and, after each one, pushes
     /// `bytes.len()` to `ends`.
     fn append_strings(&self, doc: &[u8], bytes: &mut Vec<u8>, ends: &mut Vec<u64>);
@@ -315,293 +319,71 @@ impl<T: Copy + Default + Send> RowInfo for Box<dyn RowExtractor<Value = T>> {
 }
 
 /// An extractor described: its dense rows and their dtype, or the output of
-/// another kind.
-enum Described<'a> {
+/// another kind, and its explainer.
+struct Described<'a> {
+    layout: Layout<'a>,
+    explainer: &'a dyn Explain,
+}
+
+enum Layout<'a> {
     Rows(&'a dyn RowInfo, DType),
     Other(OutputSpec),
 }
 
 impl Extractor {
     /// The one description of each kind, which [`output`](Self::output),
-    /// [`work_bytes_hint`](Self::work_bytes_hint) and
-    /// [`feature_names`](Self::feature_names) read.
+    /// [`work_bytes_hint`](Self::work_bytes_hint),
+    /// [`feature_names`](Self::feature_names) and
+    /// [`explain`](Self::explain) read.
     fn described(&self) -> Described<'_> {
-        let other = |kind, dtype, width| Described::Other(OutputSpec { kind, dtype, width });
-        match self {
-            Extractor::Float32Rows(e) => Described::Rows(e, DType::Float32),
-            Extractor::Int32Rows(e) => Described::Rows(e, DType::Int32),
-            Extractor::Int64Rows(e) => Described::Rows(e, DType::Int64),
-            Extractor::RaggedIds(_) => other(OutputKind::Ragged, DType::Int64, None),
-            Extractor::SparseRows(e) => other(OutputKind::Sparse, DType::Float32, Some(e.width())),
-            Extractor::RaggedStrings(_) => other(OutputKind::Ragged, DType::String, None),
-        }
+        let other = |kind, dtype, width| Layout::Other(OutputSpec { kind, dtype, width });
+        let (layout, explainer): (Layout<'_>, &dyn Explain) = match self {
+            Extractor::Float32Rows(e) => (Layout::Rows(e, DType::Float32), e.as_ref()),
+            Extractor::Int32Rows(e) => (Layout::Rows(e, DType::Int32), e.as_ref()),
+            Extractor::Int64Rows(e) => (Layout::Rows(e, DType::Int64), e.as_ref()),
+            Extractor::RaggedIds(e) => (other(OutputKind::Ragged, DType::Int64, None), e.as_ref()),
+            Extractor::SparseRows(e) => (
+                other(OutputKind::Sparse, DType::Float32, Some(e.width())),
+                e.as_ref(),
+            ),
+            Extractor::RaggedStrings(e) => {
+                (other(OutputKind::Ragged, DType::String, None), e.as_ref())
+            }
+        };
+        Described { layout, explainer }
+    }
+
+    /// The explainer of this extractor's kind.
+    pub(crate) fn explainer(&self) -> &dyn Explain {
+        self.described().explainer
     }
 
     /// What this extractor outputs per document.
     pub fn output(&self) -> OutputSpec {
-        match self.described() {
-            Described::Rows(e, dtype) => OutputSpec {
+        match self.described().layout {
+            Layout::Rows(e, dtype) => OutputSpec {
                 kind: OutputKind::Dense,
                 dtype,
                 width: Some(e.width()),
             },
-            Described::Other(spec) => spec,
+            Layout::Other(spec) => spec,
         }
     }
 
     /// The extractor's work hint ([`RowExtractor::work_bytes_hint`]).
     pub fn work_bytes_hint(&self) -> Option<usize> {
-        match self.described() {
-            Described::Rows(e, _) => e.work_bytes_hint(),
-            Described::Other(_) => None,
+        match self.described().layout {
+            Layout::Rows(e, _) => e.work_bytes_hint(),
+            Layout::Other(_) => None,
         }
     }
 
     /// The name of each value of a dense row, for the extractors that name
     /// them ([`RowExtractor::feature_names`]).
     pub fn feature_names(&self) -> Option<Vec<String>> {
-        match self.described() {
-            Described::Rows(e, _) => e.feature_names(),
-            Described::Other(_) => None,
+        match self.described().layout {
+            Layout::Rows(e, _) => e.feature_names(),
+            Layout::Other(_) => None,
         }
     }
-
-    /// The outputs of `docs`: the one interface every host drives, each
-    /// converting the [`Batch`] into its own form.
-    pub fn extract_batch(&self, docs: &[&[u8]]) -> Result<Batch> {
-        let mut batch = Batch::RaggedIds {
-            ids: Vec::new(),
-            row_ends: Vec::new(),
-        };
-        self.extract_batch_into(docs, &mut batch)?;
-        Ok(batch)
-    }
-
-    /// [`extract_batch`](Self::extract_batch) into `out`, whose buffers are
-    /// reused when it already has this extractor's layout (a host calling
-    /// it per chunk allocates once).
-    pub fn extract_batch_into(&self, docs: &[&[u8]], out: &mut Batch) -> Result<()> {
-        self.fill_batch(docs, out, false)
-    }
-
-    /// The rows of `docs` appended after those `out` already holds (row
-    /// ends stay cumulative), or in place of them when `out` has another
-    /// layout: a host that gathers a chunk's documents one at a time (files
-    /// read one by one) builds one batch.
-    pub fn append_batch(&self, docs: &[&[u8]], out: &mut Batch) -> Result<()> {
-        self.fill_batch(docs, out, true)
-    }
-
-    /// The one place that dispatches on the output kind: a new kind is a
-    /// variant here and in [`Batch`], and one conversion per host.
-    fn fill_batch(&self, docs: &[&[u8]], out: &mut Batch, append: bool) -> Result<()> {
-        match self {
-            Extractor::Float32Rows(e) => dense_rows(e.as_ref(), docs, out, append),
-            Extractor::Int32Rows(e) => dense_rows(e.as_ref(), docs, out, append),
-            Extractor::Int64Rows(e) => dense_rows(e.as_ref(), docs, out, append),
-            Extractor::RaggedIds(e) => {
-                if !matches!(out, Batch::RaggedIds { .. }) {
-                    *out = Batch::RaggedIds {
-                        ids: Vec::new(),
-                        row_ends: Vec::new(),
-                    };
-                }
-                if let Batch::RaggedIds { ids, row_ends } = out {
-                    if !append {
-                        ids.clear();
-                        row_ends.clear();
-                    }
-                    e.append_id_rows(docs, ids, row_ends);
-                }
-                Ok(())
-            }
-            Extractor::SparseRows(e) => {
-                if !matches!(out, Batch::SparseRows { .. }) {
-                    *out = Batch::SparseRows {
-                        width: 0,
-                        indices: Vec::new(),
-                        values: Vec::new(),
-                        row_ends: Vec::new(),
-                    };
-                }
-                if let Batch::SparseRows {
-                    width,
-                    indices,
-                    values,
-                    row_ends,
-                } = out
-                {
-                    *width = e.width();
-                    if !append {
-                        indices.clear();
-                        values.clear();
-                        row_ends.clear();
-                    }
-                    e.append_sparse_rows(docs, indices, values, row_ends);
-                }
-                Ok(())
-            }
-            Extractor::RaggedStrings(e) => {
-                if !matches!(out, Batch::RaggedStrings { .. }) {
-                    *out = Batch::RaggedStrings {
-                        bytes: Vec::new(),
-                        string_ends: Vec::new(),
-                        row_ends: Vec::new(),
-                    };
-                }
-                if let Batch::RaggedStrings {
-                    bytes,
-                    string_ends,
-                    row_ends,
-                } = out
-                {
-                    if !append {
-                        bytes.clear();
-                        string_ends.clear();
-                        row_ends.clear();
-                    }
-                    e.append_string_rows(docs, bytes, string_ends, row_ends);
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// The dense rows of `docs` written straight into a host's memory
-    /// (`out` holds exactly `docs.len()` rows of `T`): the kernels' output
-    /// tensors, with no copy. An `Internal` error when the extractor's rows
-    /// are not of `T`.
-    pub fn write_dense_rows<T: DenseValue>(&self, docs: &[&[u8]], out: &mut [T]) -> Result<()> {
-        T::rows_of(self)
-            .ok_or_else(|| self.wrong_layout("dense rows of another dtype"))?
-            .write_rows(docs, out)
-    }
-
-    /// The ragged-ids extractor, for a host that writes ids straight into
-    /// its own memory when they can be counted first
-    /// ([`RaggedIdsExtractor::counts_ids_up_front`]); `None` for other kinds.
-    pub fn ragged_ids(&self) -> Option<&dyn RaggedIdsExtractor> {
-        if let Extractor::RaggedIds(e) = self {
-            Some(e.as_ref())
-        } else {
-            None
-        }
-    }
-
-    fn wrong_layout(&self, asked: &str) -> Error {
-        Error::new(
-            ErrorKind::Internal,
-            format!(
-                "{asked} asked of an extractor of output {:?} (a bug in rustfx)",
-                self.output()
-            ),
-        )
-    }
-}
-
-/// An element type of dense rows, which picks the extractor's rows of that
-/// type: what lets a host write rows of `T` into its own memory.
-pub trait DenseValue: Copy + Default + Send + 'static {
-    /// The rows of `extractor` when their values are of this type.
-    fn rows_of(extractor: &Extractor) -> Option<&dyn RowExtractor<Value = Self>>;
-    /// The rows of `batch` when their values are of this type.
-    fn dense_of_mut(batch: &mut Batch) -> Option<&mut DenseRows<Self>>;
-    /// The batch of rows of this type.
-    fn into_batch(rows: DenseRows<Self>) -> Batch;
-}
-
-impl DenseValue for f32 {
-    fn rows_of(extractor: &Extractor) -> Option<&dyn RowExtractor<Value = f32>> {
-        if let Extractor::Float32Rows(e) = extractor {
-            Some(e.as_ref())
-        } else {
-            None
-        }
-    }
-    fn dense_of_mut(batch: &mut Batch) -> Option<&mut DenseRows<f32>> {
-        if let Batch::Float32Rows(rows) = batch {
-            Some(rows)
-        } else {
-            None
-        }
-    }
-    fn into_batch(rows: DenseRows<f32>) -> Batch {
-        Batch::Float32Rows(rows)
-    }
-}
-
-impl DenseValue for i32 {
-    fn rows_of(extractor: &Extractor) -> Option<&dyn RowExtractor<Value = i32>> {
-        if let Extractor::Int32Rows(e) = extractor {
-            Some(e.as_ref())
-        } else {
-            None
-        }
-    }
-    fn dense_of_mut(batch: &mut Batch) -> Option<&mut DenseRows<i32>> {
-        if let Batch::Int32Rows(rows) = batch {
-            Some(rows)
-        } else {
-            None
-        }
-    }
-    fn into_batch(rows: DenseRows<i32>) -> Batch {
-        Batch::Int32Rows(rows)
-    }
-}
-
-impl DenseValue for i64 {
-    fn rows_of(extractor: &Extractor) -> Option<&dyn RowExtractor<Value = i64>> {
-        if let Extractor::Int64Rows(e) = extractor {
-            Some(e.as_ref())
-        } else {
-            None
-        }
-    }
-    fn dense_of_mut(batch: &mut Batch) -> Option<&mut DenseRows<i64>> {
-        if let Batch::Int64Rows(rows) = batch {
-            Some(rows)
-        } else {
-            None
-        }
-    }
-    fn into_batch(rows: DenseRows<i64>) -> Batch {
-        Batch::Int64Rows(rows)
-    }
-}
-
-/// The dense rows of `docs` into `out`, made rows of `T` first unless it
-/// holds them (their buffer reused).
-fn dense_rows<T: DenseValue>(
-    e: &dyn RowExtractor<Value = T>,
-    docs: &[&[u8]],
-    out: &mut Batch,
-    append: bool,
-) -> Result<()> {
-    if T::dense_of_mut(out).is_none() {
-        *out = T::into_batch(DenseRows::default());
-    }
-    let rows = T::dense_of_mut(out).ok_or_else(|| {
-        Error::new(
-            ErrorKind::Internal,
-            "a batch of dense rows (a bug in rustfx)",
-        )
-    })?;
-    let width = e.width();
-    let kept = if append && rows.width == width {
-        rows.rows
-    } else {
-        0
-    };
-    let start = kept * width;
-    let len = start + docs.len().saturating_mul(width);
-    // Every value is written (as into a kernel's uninitialized tensor), so
-    // a buffer of the right size is reused as it is, not cleared first.
-    if rows.values.len() != len {
-        rows.values.truncate(start);
-        rows.values.resize(len, T::default());
-    }
-    rows.rows = kept + docs.len();
-    rows.width = width;
-    e.write_rows(docs, &mut rows.values[start..])
 }
