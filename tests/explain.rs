@@ -84,8 +84,14 @@ fn explanation(
 /// The property: reassembled contributions equal extraction, and every
 /// span lies inside the document.
 fn check_exact(spec: &str, extractor: &Extractor, doc: &[u8]) {
-    let options = ExplainOptions::new(rustfx::explain::MAX_CONTRIBUTIONS, 64, true).unwrap();
-    for options in [ExplainOptions::default(), options] {
+    // Whole texts (printable strings reassemble from them), every byte.
+    let whole = ExplainOptions::new(
+        rustfx::explain::MAX_CONTRIBUTIONS,
+        rustfx::explain::MAX_TEXT_BYTES,
+        true,
+    )
+    .unwrap();
+    for options in [ExplainOptions::default(), whole] {
         let Some(explanation) = explanation(spec, extractor, doc, &options) else {
             return;
         };
