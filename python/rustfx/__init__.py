@@ -13,6 +13,7 @@ rustfx_core modules only, never rustfx.
 """
 
 from rustfx_core import DEFAULT_MAX_BYTES  # noqa: F401
+from rustfx_core.explain import explain  # numpy and pandas, no op (rustfx_core.explain)
 
 # Each family module lists its public names in __all__: a new wrapper in a
 # module is exported without an edit here. `rustfx.extract` is the function
@@ -26,4 +27,4 @@ from rustfx.text import *  # noqa: F401,F403
 from rustfx import layers  # noqa: F401  (registers the Keras layer classes)
 from rustfx import sensor  # noqa: F401  (rustfx.sensor.export, for rustfx-sensor)
 
-__all__ = [*spec.__all__, *text.__all__, *io.__all__, *binary.__all__]
+__all__ = [*spec.__all__, *text.__all__, *io.__all__, *binary.__all__, "explain"]
