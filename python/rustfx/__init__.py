@@ -27,4 +27,4 @@ from rustfx.text import *  # noqa: F401,F403
 from rustfx import layers  # noqa: F401  (registers the Keras layer classes)
 from rustfx import sensor  # noqa: F401  (rustfx.sensor.export, for rustfx-sensor)
 
-__all__ = [*spec.__all__, *text.__all__, *io.__all__, *binary.__all__, "explain"]
+__all__ = [*spec.__all__, *text.__all__, *io.__all__, *binary.__all__]
