@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 /// (none today: every extractor explains).
 const DOES_NOT_EXPLAIN: &[(&str, &str)] = &[
     ("hashed_ngrams", "not yet"),
-    ("string_features", "not yet"),
     ("general_file_info", "not yet"),
     ("ember2024_string_features", "not yet"),
     ("ember_features", "not yet"),
