@@ -65,6 +65,7 @@ pub(super) fn spanned_grams(
             Tokenizer::Byte => bytes(doc, lowercase, push)?,
             Tokenizer::Char => tf_chars(doc, lowercase, push)?,
             Tokenizer::SklearnWord => python_words(doc, lowercase, push)?,
+            // (`sklearn_char_wb` returned above.)
             Tokenizer::SklearnChar | Tokenizer::SklearnCharWb => {
                 collapsed_chars(doc, lowercase, push)?
             }
