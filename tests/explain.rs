@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 /// Extractors that do not explain, each with the reason its error gives
 /// (none today: every extractor explains).
 const DOES_NOT_EXPLAIN: &[(&str, &str)] = &[
-    ("hashed_ngrams", "not yet"),
     ("general_file_info", "not yet"),
     ("ember2024_string_features", "not yet"),
     ("ember_features", "not yet"),
