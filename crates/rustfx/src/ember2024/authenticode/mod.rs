@@ -93,6 +93,12 @@ impl Authenticode {
     }
 }
 
+/// Where signify finds the certificate table of `data` (start, end), for
+/// explanations.
+pub(crate) fn certificate_table_span(data: &[u8]) -> Option<(u64, u64)> {
+    certificate_table(data)
+}
+
 /// `data` is the whole file; `pe_timestamp` is the COFF TimeDateStamp pefile read.
 pub fn authenticode(data: &[u8], pe_timestamp: u32) -> Authenticode {
     let mut features = Authenticode::default();
