@@ -23,7 +23,7 @@
 //! parser recorded ([`crate::pe::FileSpan`]) and from the headers' fixed
 //! layout.
 
-use super::super::authenticode::{authenticode, certificate_table_span};
+use super::super::authenticode::{authenticode_by_record, Authenticode};
 use super::super::EmberGroup;
 use super::warnings::warning_id;
 use super::{explain_headers, explain_tables, hashed_slot};
@@ -175,27 +175,63 @@ pub(super) fn span(offset: u64, length: u64) -> FileSpan {
     FileSpan { offset, length }
 }
 
-/// `authenticode`: each non-zero value is one contribution carrying it, at
-/// the certificate table signify reads (its values come from the whole
-/// table: counts, flags, a maximum, the last time).
+/// `authenticode`, at the WIN_CERTIFICATE records signify reads: each
+/// record's SignedData structures (nested ones included) are one
+/// contribution to `num_certs`; each flag set (`parse_error` included) one
+/// contribution of 1 at the first record that set it; `chain_max_depth`,
+/// `latest_signing_time` and `signing_time_diff` one contribution carrying
+/// the final value, at the last record that changed it.
 fn explain_authenticode(pe: &Pe, sink: &mut Sink) -> Option<()> {
-    let a = authenticode(pe.data(), pe.file_header.time_date_stamp);
-    let table = certificate_table_span(pe.data()).map_or_else(FileSpan::default, |(start, end)| {
-        span(start, end.saturating_sub(start))
-    });
-    let values = [
-        f64::from(a.num_certs),
-        f64::from(u8::from(a.self_signed)),
-        f64::from(u8::from(a.empty_program_name)),
-        f64::from(u8::from(a.no_countersigner)),
-        f64::from(u8::from(a.parse_error)),
-        f64::from(a.chain_max_depth),
-        a.latest_signing_time,
-        a.signing_time_diff,
-    ];
-    for (local, value) in values.into_iter().enumerate() {
+    let record_span = |(start, end): (u64, u64)| span(start, end.saturating_sub(start));
+    let flags = |a: &Authenticode| {
+        [
+            a.self_signed,
+            a.empty_program_name,
+            a.no_countersigner,
+            a.parse_error,
+        ]
+    };
+    let finals = |a: &Authenticode| {
+        [
+            f64::from(a.chain_max_depth),
+            a.latest_signing_time,
+            a.signing_time_diff,
+        ]
+    };
+    let mut counted = Vec::new();
+    let mut flag_set_at = [FileSpan::default(); 4];
+    let mut final_set_at = [FileSpan::default(); 3];
+    let last = authenticode_by_record(
+        pe.data(),
+        pe.file_header.time_date_stamp,
+        |at, before, after| {
+            let at = record_span(at);
+            counted.push((at, after.num_certs.saturating_sub(before.num_certs)));
+            for (k, (was, is)) in flags(before).into_iter().zip(flags(after)).enumerate() {
+                if is && !was {
+                    flag_set_at[k] = at;
+                }
+            }
+            for (k, (was, is)) in finals(before).into_iter().zip(finals(after)).enumerate() {
+                if is.to_bits() != was.to_bits() {
+                    final_set_at[k] = at;
+                }
+            }
+        },
+    );
+    for (at, count) in counted {
+        if count > 0 {
+            sink.push(0, at, f64::from(count), b"")?;
+        }
+    }
+    for (k, (set, at)) in flags(&last).into_iter().zip(flag_set_at).enumerate() {
+        if set {
+            sink.push(1 + k, at, 1.0, b"")?;
+        }
+    }
+    for (k, (value, at)) in finals(&last).into_iter().zip(final_set_at).enumerate() {
         if value != 0.0 {
-            sink.push(local, table, value, b"")?;
+            sink.push(5 + k, at, value, b"")?;
         }
     }
     Some(())

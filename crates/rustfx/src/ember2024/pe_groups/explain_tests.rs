@@ -213,3 +213,20 @@ fn spans_hold_the_bytes_they_name_on_a_launcher() {
         .expect("a .text section");
     assert_eq!((&bytes(text)[..5], text.length), (&b".text"[..], 40));
 }
+
+/// Signed files: `num_certs` comes from WIN_CERTIFICATE records, each
+/// span a whole record (its first dword is its length).
+#[test]
+fn certificates_are_counted_at_their_records() {
+    let mut records = 0;
+    for (path, doc) in corpus() {
+        let explanation = explain(EmberGroup::Authenticode, &doc, &whole());
+        for c in explanation.contributions.iter().filter(|c| c.index == BASE) {
+            let start = c.offset as usize;
+            let length = u32::from_le_bytes(doc[start..start + 4].try_into().unwrap());
+            assert_eq!(u64::from(length), c.length, "{}", path.display());
+            records += 1;
+        }
+    }
+    assert!(records > 0, "no signed file counted");
+}
