@@ -13,6 +13,7 @@ rustfx_core modules only, never rustfx.
 """
 
 from rustfx_core import DEFAULT_MAX_BYTES  # noqa: F401
+from rustfx_core.explain import explain  # numpy and pandas, no op (rustfx_core.explain)
 
 # Each family module lists its public names in __all__: a new wrapper in a
 # module is exported without an edit here. `rustfx.extract` is the function

@@ -10,6 +10,9 @@ TensorFlow, Keras or Ray, and needs only numpy:
 - extract(spec, docs): features into numpy arrays, one form per output
   kind (rustfx_core.extraction; the kinds are rustfx_core.outputs);
 - read_files(paths), sha256(docs), Documents: the core's reader and hash;
+- explain(spec, contents): each document's contributions to the features,
+  from the bytes that made them, as pandas DataFrames (rustfx_core.explain;
+  needs pandas, imported on the first call);
 - DEFAULT_MAX_BYTES: the default bound of every read, here and in rustfx.
 
 `rustfx_core.corpus` (which also needs pyarrow) is the worker side of
@@ -25,10 +28,12 @@ TensorFlow's InvalidArgumentError.
 
 from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents
 from rustfx_core.extraction import extract, read_files, sha256
+# The function shadows its module here, as rustfx.extract does.
+from rustfx_core.explain import explain
 from rustfx_core.outputs import (DenseRows, Ragged, RaggedRows, Rows, RowsVisitor, Sparse,
                                  SparseRows, StringRows)
 from rustfx_core.spec import FeatureSpec, registry
 
 __all__ = ["DEFAULT_MAX_BYTES", "Documents", "FeatureSpec", "registry", "extract",
-           "read_files", "sha256", "Rows", "DenseRows", "RaggedRows", "StringRows",
+           "explain", "read_files", "sha256", "Rows", "DenseRows", "RaggedRows", "StringRows",
            "SparseRows", "RowsVisitor", "Ragged", "Sparse"]

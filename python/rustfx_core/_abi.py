@@ -14,16 +14,22 @@ import functools
 import glob
 import json
 import os
+from typing import NamedTuple
 
 import numpy as np
 
 #: The C ABI layout this module speaks (crates/rustfx-capi, ABI_VERSION).
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 # rustfx_output_array's `which`: the values (of the output's dtype, bytes
 # for strings), the row splits (int64), the sparse values' column indices
 # (int64), where each string ends in the bytes (int64).
 VALUES, ROW_SPLITS, INDICES, STRING_ENDS = 0, 1, 2, 3
+# rustfx_explanation_array's `which`, each column's dtype (crates/rustfx-capi
+# src/explain.rs): the texts are bytes end to end, split at their ends.
+_EXPLAIN_COLUMNS = {"index": (0, np.uint64), "offset": (1, np.uint64),
+                    "length": (2, np.uint64), "value": (3, np.float64)}
+_EXPLAIN_TEXT, _EXPLAIN_TEXT_ENDS = 4, 5
 
 
 def library_path():
@@ -62,6 +68,15 @@ def lib():
         ("rustfx_output_array", c.c_bool,
          [c.c_void_p, c.c_uint32, out_bytes, c.POINTER(c.c_size_t)]),
         ("rustfx_output_free", None, [c.c_void_p]),
+        ("rustfx_explain", c.c_void_p,
+         [c.c_void_p, c.c_char_p, c.c_size_t, c.POINTER(c.c_int64), c.POINTER(c.c_int64),
+          c.c_bool, out_bytes]),
+        ("rustfx_explanation_array", c.c_bool,
+         [c.c_void_p, c.c_uint32, out_bytes, c.POINTER(c.c_size_t)]),
+        ("rustfx_explanation_truncated", c.c_bool, [c.c_void_p, c.POINTER(c.c_bool)]),
+        ("rustfx_explanation_combine", c.c_bool,
+         [c.c_void_p, out_bytes, c.POINTER(c.c_size_t)]),
+        ("rustfx_explanation_free", None, [c.c_void_p]),
         ("rustfx_spec_query", c.c_bool,
          [c.c_char_p, c.c_size_t, c.c_char_p, c.c_size_t, out_bytes,
           c.POINTER(c.c_size_t), out_bytes]),
@@ -157,6 +172,69 @@ class Extractor:
             library.rustfx_output_free(handle)
 
 
+    def explain(self, doc, max_contributions=None, max_text_bytes=None, byte_offsets=False):
+        """The core's explanation of one document (bytes): an Explained of
+        its columns. The caps are ints (the core checks them, refusing a
+        negative one too) or None for the core's defaults. ValueError with
+        the core's message when it refuses (bad caps, "X does not explain:
+        why")."""
+        library = lib()
+        message = ctypes.c_void_p()
+        handle = library.rustfx_explain(self._handle, doc, len(doc), _cap(max_contributions),
+                                        _cap(max_text_bytes), byte_offsets,
+                                        ctypes.byref(message))
+        if not handle:
+            raise ValueError(_taken_message(message))
+        try:
+            columns = {name: _array(library.rustfx_explanation_array, handle, which, dtype)
+                       for name, (which, dtype) in _EXPLAIN_COLUMNS.items()}
+            text = _array(library.rustfx_explanation_array, handle, _EXPLAIN_TEXT,
+                          np.uint8).tobytes()
+            ends = _array(library.rustfx_explanation_array, handle, _EXPLAIN_TEXT_ENDS,
+                          np.uint64).tolist()
+            columns["text"] = [text[start:end] for start, end in zip([0] + ends, ends)]
+            truncated = ctypes.c_bool()
+            data, count = ctypes.c_void_p(), ctypes.c_size_t()
+            if not (library.rustfx_explanation_truncated(handle, ctypes.byref(truncated))
+                    and library.rustfx_explanation_combine(handle, ctypes.byref(data),
+                                                           ctypes.byref(count))):
+                raise RuntimeError("rustfx_explanation_* failed (a bug in rustfx)")
+            combine = ctypes.string_at(data.value, count.value).decode("utf-8")
+            return Explained(columns, truncated.value, combine)
+        finally:
+            library.rustfx_explanation_free(handle)
+
+
+class Explained(NamedTuple):
+    """One document's explanation: `columns` {"index", "offset", "length"
+    (uint64 arrays), "value" (float64), "text" (a list of bytes)}, a row
+    per contribution; whether the cap `truncated` it; how the values at an
+    index `combine` into the output."""
+    columns: dict
+    truncated: bool
+    combine: str
+
+
+def _cap(value):
+    """A cap for rustfx_explain: a pointer to it as int64 (clamped: the
+    core refuses anything that far out with the value it got), or null."""
+    if value is None:
+        return None
+    return ctypes.pointer(ctypes.c_int64(max(-2**63, min(2**63 - 1, value))))
+
+
+def _array(function, handle, which, dtype):
+    """Array `which` of `handle` through `function` (an `*_array` entry
+    point) as a new 1-D numpy array of `dtype`."""
+    data, count = ctypes.c_void_p(), ctypes.c_size_t()
+    if not function(handle, which, ctypes.byref(data), ctypes.byref(count)):
+        raise RuntimeError(f"{function.__name__} failed (a bug in rustfx)")
+    if count.value == 0:
+        return np.zeros(0, dtype)
+    raw = ctypes.string_at(data.value, count.value * np.dtype(dtype).itemsize)
+    return np.frombuffer(raw, dtype)
+
+
 class OutputBuffers:
     """The buffers of one extraction's output, for `documents` documents."""
 
@@ -167,14 +245,7 @@ class OutputBuffers:
     def array(self, which, dtype):
         """Buffer `which` (VALUES, ROW_SPLITS, INDICES, STRING_ENDS) as a
         new 1-D numpy array of `dtype`."""
-        data, count = ctypes.c_void_p(), ctypes.c_size_t()
-        if not lib().rustfx_output_array(self._handle, which, ctypes.byref(data),
-                                         ctypes.byref(count)):
-            raise RuntimeError("rustfx_output_array failed (a bug in rustfx)")
-        if count.value == 0:
-            return np.zeros(0, dtype)
-        raw = ctypes.string_at(data.value, count.value * np.dtype(dtype).itemsize)
-        return np.frombuffer(raw, dtype)
+        return _array(lib().rustfx_output_array, self._handle, which, dtype)
 
 
 class Documents:

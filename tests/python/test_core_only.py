@@ -1,7 +1,7 @@
 """rustfx_core without TensorFlow: specs, extraction into numpy, feature
-names and the corpus worker's rows, in a process that never imports
-TensorFlow, Keras or Ray; and its numpy equal to the ops' output, bit for
-bit, for every example of the registry.
+names, explanations and the corpus worker's rows, in a process that never
+imports TensorFlow, Keras or Ray; and its numpy equal to the ops' output,
+bit for bit, for every example of the registry.
 
 The subprocess is the check that matters: `import rustfx_core` (and
 rustfx_core.corpus) must not import TensorFlow, even indirectly.
@@ -30,11 +30,13 @@ DOCS = [b"", b"MZ\x90\x00 hello world C:\\x http://a.b HKEY_X wide w\0i\0d\0e\0"
 # What runs without TensorFlow. It writes what it computed (pickled) to
 # argv[1], and the modules it imported to stdout.
 CORE_ONLY = """
-import json, pickle, sys
+import importlib.util, json, pickle, sys
 import rustfx_core
 from rustfx_core import corpus
 
 docs, files, out = pickle.loads(sys.stdin.buffer.read()), sys.argv[2:], {}
+# Explanations need pandas; without it, none (the test that reads them skips).
+explained = {} if importlib.util.find_spec("pandas") else None
 for name, entry in rustfx_core.registry().items():
     for i, params in enumerate(entry["examples"]):
         spec = rustfx_core.FeatureSpec(name, **params)
@@ -47,12 +49,17 @@ for name, entry in rustfx_core.registry().items():
             assert "does not name its values" in str(e), e
             names = None
         out[f"{name}-{i}"] = (spec.to_json(), names, rustfx_core.extract(spec, docs))
+        try:
+            if explained is not None:
+                explained[f"{name}-{i}"] = rustfx_core.explain(spec, docs, max_contributions=500)
+        except ValueError as e:
+            assert "does not explain" in str(e), e
 documents = rustfx_core.read_files(files, max_bytes=1 << 20)
 digests = rustfx_core.sha256(documents)
 table = corpus.extract_table(files, "ember2018-bytes")
 with open(sys.argv[1], "wb") as f:
-    pickle.dump({"examples": out, "codes": documents.codes.tolist(), "sha256": digests,
-                 "table": table.to_pylist()}, f)
+    pickle.dump({"examples": out, "explained": explained, "codes": documents.codes.tolist(),
+                 "sha256": digests, "table": table.to_pylist()}, f)
 print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
 """
 
@@ -145,3 +152,21 @@ def test_rustfx_feature_spec_is_rustfx_cores_with_tf_errors():
     np.testing.assert_array_equal(rustfx.extract(core, tf.constant(DOCS)).numpy(),
                                   rustfx_core.extract(core, DOCS))
     assert rustfx.DEFAULT_MAX_BYTES == rustfx_core.DEFAULT_MAX_BYTES == 64 << 20
+
+
+def test_explanations_without_tensorflow_are_rustfx_explains(core_only):
+    """rustfx_core.explain in the process without TensorFlow gives the
+    tables rustfx.explain gives here (the same core, the same ABI)."""
+    explained = core_only[2]["explained"]
+    if explained is None:
+        pytest.skip("pandas is not installed")
+    import pandas
+    assert "byte_histogram-0" in explained
+    for key, tables in explained.items():
+        name, i = key.rsplit("-", 1)
+        params = rustfx.registry()[name]["examples"][int(i)]
+        want = rustfx.explain(rustfx.FeatureSpec(name, **params), DOCS, max_contributions=500)
+        assert len(tables) == len(want) == len(DOCS)
+        for got, expected in zip(tables, want):
+            pandas.testing.assert_frame_equal(got, expected)
+            assert got.attrs == expected.attrs

@@ -1,7 +1,7 @@
 //! The core's C ABI: Python's one channel into Rust for everything that is
 //! not a TF op (`python/rustfx_core`, through ctypes): the registry, spec
-//! parsing and validation, feature names, numpy extraction and the Ray
-//! corpus workers, which then need neither TensorFlow's import (about 5 s
+//! parsing and validation, feature names, numpy extraction, explanations
+//! (`explain.rs`) and the Ray corpus workers, which then need neither TensorFlow's import (about 5 s
 //! per worker) nor its memory. The same registry, reader and SHA-256 as the
 //! ops, so the same bytes give the same rows (tests/python/test_corpus.py
 //! compares them with the ops). Spec queries work while a tf.function is
@@ -32,8 +32,12 @@ use rustfx::{Error, ErrorKind, Result};
 use std::ffi::{c_char, CString};
 use std::ptr;
 
+mod explain;
+pub use explain::*;
+
 /// The layout of this ABI; `_core.py` refuses a library of another one.
-pub const ABI_VERSION: u32 = 2;
+/// 3: explanations (`rustfx_explain` and its accessors).
+pub const ABI_VERSION: u32 = 3;
 
 /// [`ABI_VERSION`].
 #[no_mangle]

@@ -197,3 +197,190 @@ fn rows_and_statuses_are_the_cores() {
     unsafe { rustfx_documents_free(documents) };
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An explanation's columns through the C ABI, as the core's `Contribution`s
+/// (texts split at their ends), its truncated flag and its combine line; or
+/// the message of a refusal.
+type Explained = (Vec<rustfx::explain::Contribution>, bool, String);
+
+fn explain_via_abi(
+    extractor: *const Extractor,
+    doc: &[u8],
+    max_contributions: Option<i64>,
+    max_text_bytes: Option<i64>,
+    byte_offsets: bool,
+) -> std::result::Result<Explained, String> {
+    let caps = |cap: &Option<i64>| cap.as_ref().map_or(ptr::null(), |c| c as *const i64);
+    let mut message = ptr::null_mut();
+    let handle = unsafe {
+        rustfx_explain(
+            extractor,
+            doc.as_ptr(),
+            doc.len(),
+            caps(&max_contributions),
+            caps(&max_text_bytes),
+            byte_offsets,
+            &mut message,
+        )
+    };
+    if handle.is_null() {
+        // SAFETY: written by `report`, NUL-terminated.
+        let text = unsafe { std::ffi::CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned();
+        unsafe { rustfx_message_free(message) };
+        return Err(text);
+    }
+    let column = |which| {
+        let (mut data, mut len) = (ptr::null(), 0);
+        assert!(unsafe { rustfx_explanation_array(handle, which, &mut data, &mut len) });
+        (data, len)
+    };
+    fn read<T: Copy>((data, len): (*const u8, usize)) -> Vec<T> {
+        if len == 0 {
+            return Vec::new();
+        }
+        // SAFETY: the column holds `len` values of T.
+        unsafe { std::slice::from_raw_parts(data.cast::<T>(), len).to_vec() }
+    }
+    let index: Vec<u64> = read(column(EXPLAIN_INDEX));
+    let offset: Vec<u64> = read(column(EXPLAIN_OFFSET));
+    let length: Vec<u64> = read(column(EXPLAIN_LENGTH));
+    let value: Vec<f64> = read(column(EXPLAIN_VALUE));
+    let text: Vec<u8> = read(column(EXPLAIN_TEXT));
+    let ends: Vec<u64> = read(column(EXPLAIN_TEXT_ENDS));
+    let n = index.len();
+    assert!([offset.len(), length.len(), value.len(), ends.len()]
+        .iter()
+        .all(|&len| len == n));
+    let mut start = 0;
+    let contributions = (0..n)
+        .map(|i| {
+            let end = ends[i] as usize;
+            let c = rustfx::explain::Contribution {
+                index: index[i],
+                offset: offset[i],
+                length: length[i],
+                value: value[i],
+                text: text[start..end].to_vec(),
+            };
+            start = end;
+            c
+        })
+        .collect();
+    assert_eq!(start, text.len(), "the last end is the texts' length");
+    let mut truncated = false;
+    assert!(unsafe { rustfx_explanation_truncated(handle, &mut truncated) });
+    let (mut data, mut len) = (ptr::null(), 0);
+    assert!(unsafe { rustfx_explanation_combine(handle, &mut data, &mut len) });
+    // SAFETY: `len` bytes at `data`, static.
+    let combine = unsafe { std::slice::from_raw_parts(data, len) };
+    let combine = String::from_utf8(combine.to_vec()).unwrap();
+    unsafe { rustfx_explanation_free(handle) };
+    Ok((contributions, truncated, combine))
+}
+
+/// The oracle: the core's own explanation (or its refusal).
+fn explain_in_core(
+    spec: &str,
+    doc: &[u8],
+    options: rustfx::explain::ExplainOptions,
+) -> std::result::Result<Explained, String> {
+    let core = rustfx::spec::load(spec).unwrap().1;
+    core.explain_with(doc, &options)
+        .map(|e| (e.contributions, e.truncated, e.combine.to_owned()))
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn explanations_are_the_cores_for_every_registry_example() {
+    let docs: [&[u8]; 4] = [
+        b"",
+        b"hello hello world C:\\x http://a.b",
+        b"MZ\x90\0\xff\xfe w\0i\0d\0e\0 strings here",
+        &[7u8; 3000],
+    ];
+    let options = rustfx::explain::ExplainOptions::new(50, 4, false).unwrap();
+    for entry in rustfx::registry::EXTRACTORS {
+        for params in entry.examples {
+            let spec = format!(r#"{{"extractor": "{}", "params": {params}}}"#, entry.name);
+            let handle = extractor(&spec);
+            for doc in docs {
+                let defaults = rustfx::explain::ExplainOptions::default();
+                // Debug text, so that NaN values and the sign of zero count.
+                let got = explain_via_abi(handle, doc, None, None, false);
+                let want = explain_in_core(&spec, doc, defaults);
+                assert_eq!(format!("{got:?}"), format!("{want:?}"), "{spec}");
+                // Small caps: a 3000-byte document truncates where the
+                // extractor has many contributions; texts cut at 4 bytes.
+                let got = explain_via_abi(handle, doc, Some(50), Some(4), false);
+                let want = explain_in_core(&spec, doc, options);
+                assert_eq!(format!("{got:?}"), format!("{want:?}"), "{spec}");
+            }
+            unsafe { rustfx_extractor_free(handle) };
+        }
+    }
+}
+
+#[test]
+fn byte_offsets_caps_and_wrong_calls() {
+    let spec = r#"{"extractor": "byte_histogram"}"#;
+    let histogram = extractor(spec);
+    let doc = b"abca";
+    // One contribution per byte, at its offset, with the byte as index.
+    let (per_byte, truncated, _) = explain_via_abi(histogram, doc, None, None, true).unwrap();
+    assert!(!truncated);
+    let seen: Vec<(u64, u64)> = per_byte.iter().map(|c| (c.offset, c.index)).collect();
+    let want: Vec<(u64, u64)> = (0..).zip(doc.iter().map(|&b| u64::from(b))).collect();
+    assert_eq!(seen, want);
+    // The cap: two contributions and the flag.
+    let (capped, truncated, _) = explain_via_abi(histogram, doc, Some(2), None, true).unwrap();
+    assert_eq!((capped.len(), truncated), (2, true));
+    // Bad caps are refused in the core's words; a negative one too.
+    let core = |m, t| {
+        rustfx::explain::ExplainOptions::new(m, t, false)
+            .unwrap_err()
+            .to_string()
+    };
+    let refused = |m, t| explain_via_abi(histogram, doc, m, t, false).unwrap_err();
+    assert_eq!(refused(Some(0), None), core(0, 0));
+    assert_eq!(refused(None, Some(1 << 20)), core(1, 1 << 20));
+    assert_eq!(
+        refused(Some(-3), None),
+        core(0, 0).replace("got 0", "got -3")
+    );
+    assert_eq!(
+        refused(None, Some(-1)),
+        core(1, 1 << 20).replace("got 1048576", "got -1")
+    );
+    // Null handles and pointers: null (or false), never a crash.
+    let mut message = ptr::null_mut();
+    let null = |extractor, doc: *const u8, len, message| unsafe {
+        rustfx_explain(
+            extractor,
+            doc,
+            len,
+            ptr::null(),
+            ptr::null(),
+            false,
+            message,
+        )
+    };
+    assert!(null(ptr::null(), doc.as_ptr(), 4, &mut message).is_null());
+    unsafe { rustfx_message_free(message) };
+    assert!(null(histogram, ptr::null(), 4, ptr::null_mut()).is_null());
+    // An empty document may be null.
+    let empty = null(histogram, ptr::null(), 0, ptr::null_mut());
+    assert!(!empty.is_null());
+    unsafe { rustfx_explanation_free(empty) };
+    let (mut data, mut len, mut flag) = (ptr::null(), 0, false);
+    assert!(!unsafe { rustfx_explanation_array(ptr::null(), 0, &mut data, &mut len) });
+    assert!(!unsafe { rustfx_explanation_truncated(ptr::null(), &mut flag) });
+    assert!(!unsafe { rustfx_explanation_combine(ptr::null(), &mut data, &mut len) });
+    let handle = null(histogram, doc.as_ptr(), 4, ptr::null_mut());
+    assert!(!unsafe { rustfx_explanation_array(handle, 6, &mut data, &mut len) });
+    assert!(!unsafe { rustfx_explanation_truncated(handle, ptr::null_mut()) });
+    unsafe { rustfx_explanation_free(handle) };
+    unsafe { rustfx_explanation_free(ptr::null_mut()) };
+    unsafe { rustfx_extractor_free(histogram) };
+}
