@@ -219,7 +219,7 @@ def png_pixels(path):
 def test_html_report_renders_its_colours_in_chromium(tmp_path):
     browser = chromium()
     if browser is None:
-        pytest.skip("chromium is not installed (make setup-chromium installs it)")
+        pytest.skip("chromium is not installed (`make chromium` installs it)")
     page, shot = tmp_path / "report.html", tmp_path / "shot.png"
     report.write_html(hostile_attribution(), str(page))
     proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
