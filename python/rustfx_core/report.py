@@ -44,11 +44,13 @@ def show_bytes(text, limit=60):
 
 def _describe(attribution):
     a = attribution
-    what = f"{a.label!r} " if a.label is not None else ""
-    target = f" (output {a.target} of {a.prediction.size})" if a.target is not None else ""
-    base = f", base {a.base:+.6g}" if a.base is not None else ""
-    return (f"prediction: {what}{a.output:.6g}{target}; method {a.method}; "
-            f"scores sum to {a.total:+.6g}{base}")
+    what = f"{a.label} " if a.label is not None else ""
+    target = f"(output {a.target} of {a.prediction.size}) " if a.target is not None else ""
+    if a.base is not None:
+        split = f" = base {a.base:+.6g} + scores {a.total:+.6g}"
+    else:
+        split = f"; scores sum to {a.total:+.6g}"
+    return f"prediction: {what}{target}{a.output:.6g}{split} [{a.method}]"
 
 
 def text_report(attribution, *, top_k=10, text_limit=60):
