@@ -70,7 +70,7 @@ def explain_file(booster, path, top_k=15, max_contributions=None):
     return attribution.Attribution(
         spans=spans, output=raw, prediction=np.array([probability]),
         method="LightGBM SHAP (pred_contrib), raw score in log-odds",
-        label=f"launcher p={probability:.4f}, raw score", base=float(shap[-1]), size=len(contents),
+        label=f"launcher, p={probability:.4f};", base=float(shap[-1]), size=len(contents),
         path=path, notes=notes, top_k=top_k, contents=contents)
 
 

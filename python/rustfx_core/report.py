@@ -45,12 +45,13 @@ def show_bytes(text, limit=60):
 def _describe(attribution):
     a = attribution
     what = f"{a.label} " if a.label is not None else ""
-    target = f"(output {a.target} of {a.prediction.size}) " if a.target is not None else ""
+    if a.target is not None:
+        what += f"(output {a.target} of {a.prediction.size}: {a.prediction[a.target]:.6g}) "
     if a.base is not None:
         split = f" = base {a.base:+.6g} + scores {a.total:+.6g}"
     else:
         split = f"; scores sum to {a.total:+.6g}"
-    return f"prediction: {what}{target}{a.output:.6g}{split} [{a.method}]"
+    return f"prediction: {what}explained {a.output:.6g}{split} [{a.method}]"
 
 
 def text_report(attribution, *, top_k=10, text_limit=60):
@@ -143,6 +144,11 @@ def _rows_to_show(size, marked, max_rows, context=2, span_rows=16):
         if len(chosen) + len(new) > max_rows:
             break
         chosen.update(new)
+    # Close gaps of a row or two: a "not shown" line would cost as much.
+    rows = sorted(chosen)
+    for a, b in zip(rows, rows[1:]):
+        if 1 < b - a <= 3 and len(chosen) + b - a - 1 <= max_rows:
+            chosen.update(range(a + 1, b))
     return sorted(chosen)
 
 

@@ -7,6 +7,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 import zlib
 
 import numpy as np
@@ -54,6 +55,20 @@ def test_keras_histogram_attribution_is_analytic(method):
     # A linear model: the scores add up to the output (base 0 for IG).
     assert result.total == pytest.approx(result.output, rel=1e-5)
     assert result.base in (None, pytest.approx(0.0))
+
+
+def test_keras_logit_of_a_sigmoid_is_linear_in_the_histogram():
+    """Dense(1, sigmoid): the logit is the linear part, so its gradient x
+    input is w[b] * count_b / len, however saturated the probability."""
+    import keras
+    import rustfx
+    model = histogram_model()
+    probability = keras.Model(model.input, keras.activations.sigmoid(model.output * 100.0))
+    result = rustfx.explain_model(probability, DOC, score="logit")
+    top = result.top(2)
+    assert result.prediction[0] > 0.99 and top.loc[0, "index"] == WEIGHTED
+    assert top.loc[0, "score"] == pytest.approx(100 * expected_score(WEIGHTED), rel=1e-3)
+    assert result.total == pytest.approx(result.output, rel=1e-3)
 
 
 def test_keras_byte_offsets_share_the_score_per_occurrence():
@@ -113,6 +128,12 @@ def test_lightgbm_shap_maps_to_byte_spans():
                                      contents=DOC)
     assert result.base + result.total == pytest.approx(raw)
     assert shap[WEIGHTED] != 0 and (result.top(300)["index"] == WEIGHTED).any()
+
+
+def test_attribution_and_reports_import_no_tensorflow():
+    code = ("import sys, rustfx_core.attribution, rustfx_core.report; "
+            "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
 def test_unexplained_scores_are_kept_as_unmapped_rows():
