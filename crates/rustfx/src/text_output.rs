@@ -22,6 +22,24 @@ pub fn write_path(out: &mut impl Write, path: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Writes bytes of unknown content (a string or n-gram of a hostile file)
+/// as printable ASCII: `\\`, `\t`, `\n`, `\r`, and `\xHH` for every other
+/// byte outside `0x20..=0x7e`, so a field never breaks a TSV line and
+/// reads back exactly (`rustfx-features --explain`).
+pub fn write_escaped(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    for &byte in bytes {
+        match byte {
+            b'\\' => out.write_all(b"\\\\")?,
+            b'\t' => out.write_all(b"\\t")?,
+            b'\n' => out.write_all(b"\\n")?,
+            b'\r' => out.write_all(b"\\r")?,
+            0x20..=0x7e => out.write_all(&[byte])?,
+            _ => write!(out, "\\x{byte:02x}")?,
+        }
+    }
+    Ok(())
+}
+
 /// Appends `values`, space-separated, with `Display`: for floats Rust's
 /// shortest round-trip form (`0.1`, `-0`, `NaN`, `inf`), which parses back
 /// to the same bits.

@@ -82,9 +82,3 @@ impl Explain for ByteEntropyHistogram {
         ))
     }
 }
-
-impl Explain for super::StringFeatures {
-    fn explain(&self, _doc: &[u8], _options: &ExplainOptions) -> Result<Explanation> {
-        Err(crate::explain::not_explained("string_features", "not yet"))
-    }
-}

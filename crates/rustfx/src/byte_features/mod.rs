@@ -95,6 +95,7 @@ mod histogram;
 mod naive;
 mod numpy;
 mod strings;
+mod strings_explain;
 #[cfg(test)]
 mod tests;
 

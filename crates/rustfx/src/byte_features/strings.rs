@@ -274,11 +274,7 @@ pub(crate) fn put_string_statistics(
     entropy: f64,
     put: &mut impl FnMut(f64),
 ) {
-    let avlength = if numstrings > 0 {
-        printables as f64 / numstrings as f64
-    } else {
-        0.0
-    };
+    let avlength = mean_length(printables, numstrings);
     let divisor = if printables > 0 {
         printables as f64
     } else {
@@ -291,6 +287,16 @@ pub(crate) fn put_string_statistics(
         put(count as f64 / divisor);
     }
     put(entropy);
+}
+
+/// `avlength`: the total length of the strings over their number
+/// (correctly rounded float64), 0 without strings.
+pub(super) fn mean_length(total: u64, numstrings: u64) -> f64 {
+    if numstrings > 0 {
+        total as f64 / numstrings as f64
+    } else {
+        0.0
+    }
 }
 
 /// The `string_features` extractor (no parameters: an input without strings

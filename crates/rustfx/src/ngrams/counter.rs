@@ -80,28 +80,41 @@ impl NgramCounter {
                 });
         });
         buckets.finish();
-        // Sorted, so norms add up in scikit-learn's (CSR) order.
-        let summed = scratch.finish();
-        let binary = self.options.binary;
-        let value = |sum: i64| if binary { 1.0 } else { sum as f64 };
-        let scale = match self.options.norm {
-            Norm::None => 1.0,
-            Norm::L1 => summed.iter().map(|&(_, v)| value(v).abs()).sum::<f64>(),
-            Norm::L2 => summed
-                .iter()
-                .map(|&(_, v)| value(v) * value(v))
-                .sum::<f64>()
-                .sqrt(),
-        };
-        // Two extends of exact length (each one allocation at most).
-        row.indices.clear();
-        row.indices.extend(summed.iter().map(|&(index, _)| index));
-        row.values.clear();
-        row.values.extend(summed.iter().map(|&(_, sum)| {
-            let value = value(sum);
-            (if scale > 0.0 { value / scale } else { value }) as f32
-        }));
+        finish_sparse_row(scratch.finish(), self.options, row);
     }
+
+    /// The counting options.
+    pub(super) fn options(&self) -> CountOptions {
+        self.options
+    }
+}
+
+/// The sparse row of a document's `(bucket, sum)` pairs sorted by bucket
+/// (each sum the n-grams of the bucket, signed with `alternate_sign`):
+/// `binary`, then `norm`, in f64, rounded to f32 at the end. Also how an
+/// explanation finishes its summed contributions.
+#[inline]
+pub(super) fn finish_sparse_row(summed: &[(u64, i64)], options: CountOptions, row: &mut SparseRow) {
+    // Sorted, so norms add up in scikit-learn's (CSR) order.
+    let binary = options.binary;
+    let value = |sum: i64| if binary { 1.0 } else { sum as f64 };
+    let scale = match options.norm {
+        Norm::None => 1.0,
+        Norm::L1 => summed.iter().map(|&(_, v)| value(v).abs()).sum::<f64>(),
+        Norm::L2 => summed
+            .iter()
+            .map(|&(_, v)| value(v) * value(v))
+            .sum::<f64>()
+            .sqrt(),
+    };
+    // Two extends of exact length (each one allocation at most).
+    row.indices.clear();
+    row.indices.extend(summed.iter().map(|&(index, _)| index));
+    row.values.clear();
+    row.values.extend(summed.iter().map(|&(_, sum)| {
+        let value = value(sum);
+        (if scale > 0.0 { value / scale } else { value }) as f32
+    }));
 }
 
 /// The sparse output of `hashed_ngrams`: a row as wide as the buckets.
@@ -123,6 +136,11 @@ pub struct NgramCounts {
 }
 
 impl NgramCounts {
+    /// The counter whose rows these are, dense.
+    pub(super) fn counter(&self) -> &NgramCounter {
+        &self.counter
+    }
+
     /// Dense rows need `num_buckets <= `[`MAX_DENSE_BUCKETS`] (4 MiB of
     /// float32 per document); use [`NgramCounter`] for sparse rows beyond.
     pub fn new(counter: NgramCounter) -> Result<Self> {
@@ -174,13 +192,7 @@ impl NgramCounts {
                 outside = Some(bucket.index);
                 return;
             };
-            if options.binary {
-                *slot = 1.0;
-            } else if options.alternate_sign {
-                *slot += f32::from(bucket.sign);
-            } else {
-                *slot += 1.0;
-            }
+            add_dense(slot, options, bucket.sign);
         });
         with_gram_scratch(|gram_scratch| {
             let _ = hasher.grams(doc, Order::OnePass, gram_scratch, &mut |_, gram| {
@@ -210,6 +222,19 @@ impl NgramCounts {
         }
         normalize_dense(out, options.norm);
         Ok(())
+    }
+}
+
+/// Adds one n-gram of hash sign `sign` to its bucket's `slot` of a dense
+/// row (an explanation's too).
+#[inline(always)]
+pub(super) fn add_dense(slot: &mut f32, options: CountOptions, sign: i8) {
+    if options.binary {
+        *slot = 1.0;
+    } else if options.alternate_sign {
+        *slot += f32::from(sign);
+    } else {
+        *slot += 1.0;
     }
 }
 

@@ -46,6 +46,8 @@
 //!   counts);
 //! - `scratch`: the per-thread buffers all of these reuse;
 //! - `hasher`, `sequence` and `counter`: the extractors.
+//! - `spans` and `explain`: explanations, from a simple walk of the
+//!   n-grams with the bytes of the document each comes from.
 
 mod config;
 mod count;
@@ -58,6 +60,7 @@ mod scan;
 mod scratch;
 mod sequence;
 mod sink;
+mod spans;
 #[cfg(test)]
 mod tests;
 mod token_buffer;

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{BadRva, Pe};
+use super::{BadRva, FileSpan, Pe};
 
 const MAX_SYMBOL_NAME_LENGTH: u64 = 0x200;
 /// pefile's `MAX_SYMBOL_EXPORT_COUNT`.
@@ -19,6 +19,9 @@ pub struct Export {
     pub name: Option<Vec<u8>>,
     /// `Base` plus the symbol's index in the address table.
     pub ordinal: u64,
+    /// Where it is in the file: its name, or for an export by ordinal
+    /// only its entry in the address table.
+    pub span: FileSpan,
 }
 
 /// pefile's `is_valid_function_name(.., relax_allowed_characters=True)`.
@@ -151,6 +154,7 @@ pub(crate) fn parse_export_directory(
         exports.push(Export {
             name: Some(name.to_vec()),
             ordinal: base + ordinal,
+            span: pe.span_of(name),
         });
     }
     if !completed {
@@ -192,9 +196,13 @@ pub(crate) fn parse_export_directory(
             ));
             break;
         }
+        let entry = usize::try_from(index)
+            .ok()
+            .and_then(|k| functions.get(k.checked_mul(4)?..k.checked_mul(4)?.checked_add(4)?));
         exports.push(Export {
             name: None,
             ordinal: base + index,
+            span: entry.map_or_else(FileSpan::default, |entry| pe.span_of(entry)),
         });
     }
     if !completed {

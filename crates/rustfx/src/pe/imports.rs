@@ -2,7 +2,7 @@
 //! `parse_imports` and `get_import_table` read it: the same descriptors and
 //! symbols, the same limits and the same warnings.
 
-use super::{le, ordinals, BadRva, DirectoryError, Pe, PE32_PLUS_MAGIC};
+use super::{le, ordinals, BadRva, DirectoryError, FileSpan, Pe, PE32_PLUS_MAGIC};
 
 /// pefile's `MAX_IMPORT_SYMBOLS`.
 const MAX_IMPORT_SYMBOLS: usize = 0x2000;
@@ -20,6 +20,8 @@ pub struct ImportedDll {
     pub dll: Vec<u8>,
     /// Its symbols, in table order.
     pub imports: Vec<Import>,
+    /// Where pefile read its name (an invalid name's bytes included).
+    pub name_span: FileSpan,
 }
 
 /// One imported symbol: a name (possibly from pefile's ordinal tables) or
@@ -30,6 +32,9 @@ pub struct Import {
     pub name: Option<Vec<u8>>,
     /// The ordinal, for imports by ordinal.
     pub ordinal: Option<u16>,
+    /// Where it is in the file: the name of its hint/name entry, or for an
+    /// import by ordinal its thunk.
+    pub span: FileSpan,
 }
 
 /// pefile's `allowed_filename` plus path separators.
@@ -98,7 +103,9 @@ pub(crate) fn parse_import_directory(
             error_count += 1;
             continue;
         }
-        let mut dll = pe.string_at_rva(name_rva, MAX_DLL_LENGTH).to_vec();
+        let found = pe.string_at_rva(name_rva, MAX_DLL_LENGTH);
+        let name_span = pe.span_of(found);
+        let mut dll = found.to_vec();
         if !is_valid_dos_filename(&dll) {
             dll = b"*invalid*".to_vec();
         }
@@ -118,7 +125,11 @@ pub(crate) fn parse_import_directory(
                 symbol
             })
             .collect();
-        dlls.push(ImportedDll { dll, imports });
+        dlls.push(ImportedDll {
+            dll,
+            imports,
+            name_span,
+        });
     }
     // pefile's packer heuristic: both LoadLibrary* and GetProcAddress* among
     // fewer than 20 symbols.
@@ -163,14 +174,16 @@ pub(crate) fn parse_imports(
     let (ordinal_flag, address_mask) = thunk_flags(pe);
     let mut symbols = Vec::new();
     let mut invalid = 0usize;
-    for (index, &entry) in table.iter().enumerate() {
+    for (index, &(entry, thunk_span)) in table.iter().enumerate() {
         // The table ends at the first zero thunk, but a normalized address
         // can be 0: pefile then finds neither an ordinal nor a name.
         let (mut ordinal, mut name) = (None, None);
+        let mut span = thunk_span;
         if entry != 0 && entry & ordinal_flag != 0 {
             ordinal = Some((entry & 0xFFFF) as u16);
         } else if entry != 0 && pe.get_data(entry & address_mask, Some(2)).is_ok() {
             let found = pe.string_at_rva(entry.wrapping_add(2), MAX_IMPORT_NAME_LENGTH);
+            span = pe.span_of(found);
             name = Some(if is_valid_function_name(found) {
                 found.to_vec()
             } else {
@@ -192,7 +205,11 @@ pub(crate) fn parse_imports(
         // non-empty.
         let keep = ordinal.is_some_and(|o| o != 0) || name.as_ref().is_some_and(|n| !n.is_empty());
         if keep {
-            symbols.push(Import { name, ordinal });
+            symbols.push(Import {
+                name,
+                ordinal,
+                span,
+            });
         }
     }
     Ok(symbols)
@@ -233,14 +250,15 @@ impl AddressSpread {
 }
 
 /// pefile's `get_import_table`: the non-zero thunks from `rva` on
-/// (normalized from addresses to RVAs if `contains_addresses`).
+/// (normalized from addresses to RVAs if `contains_addresses`), each with
+/// where it is in the file.
 /// `None` is pefile's `None` (unreadable), an empty table its `[]`.
 fn import_table(
     pe: &mut Pe,
     mut rva: u64,
     max_length: i128,
     contains_addresses: bool,
-) -> Option<Vec<u64>> {
+) -> Option<Vec<(u64, FileSpan)>> {
     let (ordinal_flag, _) = thunk_flags(pe);
     let size: u64 = if pe.pe_type == Some(PE32_PLUS_MAGIC) {
         8
@@ -317,7 +335,7 @@ fn import_table(
             break;
         }
         rva += size;
-        table.push(thunk);
+        table.push((thunk, pe.span_of(bytes)));
     }
     Some(table)
 }

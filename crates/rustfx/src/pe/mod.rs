@@ -47,6 +47,17 @@ pub use exports::Export;
 pub use headers::{DataDirectory, FileHeader, OptionalHeader, DOS_FIELDS};
 pub use imports::{Import, ImportedDll};
 
+/// Where something pefile read lies in the file: its first byte and its
+/// length (offset 0, length 0 when it lies nowhere in the file). Kept so
+/// that an explanation can point at the bytes behind a value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileSpan {
+    /// The first byte.
+    pub offset: u64,
+    /// How many bytes.
+    pub length: u64,
+}
+
 /// pefile's `MAX_SECTIONS`.
 const MAX_SECTIONS: usize = 0x800;
 const IMAGE_DOS_SIGNATURE: u16 = 0x5A4D;
@@ -78,6 +89,16 @@ pub struct Section {
     /// The virtual address of the next section by address (pefile's
     /// `next_section_virtual_address`).
     next_address: Option<u32>,
+    /// Where its 40-byte header is in the file (the table is sorted by
+    /// address, so its position there does not say).
+    header_offset: u64,
+}
+
+impl Section {
+    /// The file offset of this section's header.
+    pub fn header_offset(&self) -> u64 {
+        self.header_offset
+    }
 }
 
 /// Why pefile would not give a `PE` object for a file (it raised
@@ -198,6 +219,21 @@ impl<'a> Pe<'a> {
     /// The whole file.
     pub fn data(&self) -> &'a [u8] {
         self.data
+    }
+
+    /// Where `part`, a slice borrowed from this file (as pefile's readers
+    /// return them), lies in it; the empty span for any other slice. Costs
+    /// two comparisons, so the parser records spans for free.
+    pub fn span_of(&self, part: &[u8]) -> FileSpan {
+        let file = self.data.as_ptr_range();
+        let range = part.as_ptr_range();
+        if part.is_empty() || range.start < file.start || range.end > file.end {
+            return FileSpan::default();
+        }
+        FileSpan {
+            offset: (range.start as usize - file.start as usize) as u64,
+            length: part.len() as u64,
+        }
     }
 
     /// pefile's warnings, in the order it raised them.

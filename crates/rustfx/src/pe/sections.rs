@@ -51,6 +51,7 @@ impl<'a> Pe<'a> {
                 pointer_adj: 0,
                 address_adj: 0,
                 next_address: None,
+                header_offset: at as u64,
             };
             let len = self.data.len() as u64;
             let mut errors = 0;

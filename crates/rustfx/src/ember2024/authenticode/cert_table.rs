@@ -57,6 +57,8 @@ pub(super) fn certificate_table(data: &[u8]) -> Option<(u64, u64)> {
 }
 
 pub(super) struct WinCertificate<'a> {
+    /// Where the whole record is in the file: (start, end).
+    pub(super) span: (u64, u64),
     pub(super) revision: u16,
     pub(super) certificate_type: u16,
     pub(super) certificate: &'a [u8],
@@ -101,6 +103,7 @@ impl<'a> Iterator for WinCertificates<'a> {
         // Records are 8-aligned by their length, not by their position.
         self.position = position + length + (8 - length % 8) % 8;
         Some(WinCertificate {
+            span: (position, position + length),
             revision,
             certificate_type,
             certificate,

@@ -95,6 +95,18 @@ impl Authenticode {
 
 /// `data` is the whole file; `pe_timestamp` is the COFF TimeDateStamp pefile read.
 pub fn authenticode(data: &[u8], pe_timestamp: u32) -> Authenticode {
+    authenticode_by_record(data, pe_timestamp, |_, _, _| {})
+}
+
+/// [`authenticode`], calling `after_record(span, before, after)` for each
+/// SignedData record it reads, with where the record is in the file
+/// (start, end) and the values before and after it: where each value comes
+/// from, for explanations.
+pub(crate) fn authenticode_by_record(
+    data: &[u8],
+    pe_timestamp: u32,
+    mut after_record: impl FnMut((u64, u64), &Authenticode, &Authenticode),
+) -> Authenticode {
     let mut features = Authenticode::default();
     let Some(table) = certificate_table(data) else {
         return features;
@@ -106,11 +118,15 @@ pub fn authenticode(data: &[u8], pe_timestamp: u32) -> Authenticode {
         if record.certificate_type != WIN_CERT_TYPE_PKCS_SIGNED_DATA {
             continue;
         }
+        let before = features.clone();
         let mut signatures = Vec::new();
         let outcome = parse_authenticode_content_info(record.certificate, 0, &mut signatures)
             .and_then(|()| count_signatures(&signatures, pe_timestamp, &mut features));
         if outcome.is_err() {
             features.parse_error = true;
+        }
+        after_record(record.span, &before, &features);
+        if outcome.is_err() {
             break;
         }
     }

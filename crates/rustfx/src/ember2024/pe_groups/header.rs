@@ -5,14 +5,14 @@ use crate::pe::{Pe, DOS_FIELDS};
 
 /// thrember's machine list (its index is the feature); pefile names 0x284
 /// `AXP64` (its second name for that value), index 21.
-const MACHINES: [u16; 36] = [
+pub(super) const MACHINES: [u16; 36] = [
     0x0, 0x014C, 0x0162, 0x0166, 0x0168, 0x0169, 0x0184, 0x01A2, 0x01A3, 0x01A4, 0x01A6, 0x01A8,
     0x01C0, 0x01C2, 0x01C4, 0x01D3, 0x01F0, 0x01F1, 0x0200, 0x0266, 0x0284, 0x0284, 0x0366, 0x0466,
     0x0520, 0x0CEF, 0x0EBC, 0x5032, 0x5064, 0x5128, 0x6232, 0x6264, 0x8664, 0x9041, 0xAA64, 0xC0EE,
 ];
 
 /// thrember's subsystem list, by value.
-const SUBSYSTEMS: [u16; 14] = [0, 1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 14, 16];
+pub(super) const SUBSYSTEMS: [u16; 14] = [0, 1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 13, 14, 16];
 
 /// The `header` group (74 values).
 pub fn write_header(pe: &Pe, out: &mut [f32]) {

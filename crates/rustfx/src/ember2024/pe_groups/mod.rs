@@ -15,6 +15,10 @@ mod directories;
 // Used by ember_features' explanation (ember2024/explain.rs), being written.
 #[allow(dead_code)]
 pub(crate) mod explain;
+mod explain_headers;
+mod explain_tables;
+#[cfg(test)]
+mod explain_tests;
 mod header;
 mod section;
 mod warnings;
@@ -33,15 +37,21 @@ pub(crate) fn feature_hash(out: &mut [f64], feature: &[u8], value: f64, alternat
     if value == 0.0 {
         return;
     }
-    let n = out.len() as u64;
+    let (index, sign) = hashed_slot(feature, out.len(), alternate_sign);
+    out[index] += value * sign;
+}
+
+/// Where `FeatureHasher` with `n` buckets puts `feature`: its bucket and
+/// its sign (always 1 without `alternate_sign`).
+pub(crate) fn hashed_slot(feature: &[u8], n: usize, alternate_sign: bool) -> (usize, f64) {
     let h = murmur3_x86_32(feature, 0) as i32;
     let index = if h == i32::MIN {
-        sklearn_bucket_of_i32_min(n)
+        sklearn_bucket_of_i32_min(n as u64)
     } else {
-        u64::from(h.unsigned_abs()) % n
+        u64::from(h.unsigned_abs()) % n as u64
     };
     let sign = if alternate_sign && h < 0 { -1.0 } else { 1.0 };
-    out[index as usize] += value * sign;
+    (index as usize, sign)
 }
 
 fn put(out: &mut [f32], values: &[f64]) {

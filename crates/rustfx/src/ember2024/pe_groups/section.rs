@@ -72,16 +72,16 @@ const SECTION_FLAGS: [(&str, u32); 46] = [
     ("MEM_WRITE", 0x8000_0000),
 ];
 
-fn section_props(section: &Section) -> impl Iterator<Item = &'static str> + '_ {
+pub(super) fn section_props(section: &Section) -> impl Iterator<Item = &'static str> + '_ {
     SECTION_FLAGS
         .iter()
         .filter(move |(_, bits)| bits & section.characteristics != 0)
         .map(|(name, _)| *name)
 }
 
-const MEM_EXECUTE: u32 = 0x2000_0000;
-const MEM_READ: u32 = 0x4000_0000;
-const MEM_WRITE: u32 = 0x8000_0000;
+pub(super) const MEM_EXECUTE: u32 = 0x2000_0000;
+pub(super) const MEM_READ: u32 = 0x4000_0000;
+pub(super) const MEM_WRITE: u32 = 0x8000_0000;
 
 /// The `section` group (224 values).
 pub fn write_section(pe: &Pe, out: &mut [f32]) {

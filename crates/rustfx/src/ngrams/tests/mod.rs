@@ -8,6 +8,7 @@ use crate::ErrorKind;
 use std::ops::ControlFlow;
 
 mod count_scratch;
+mod explain;
 mod naive;
 mod oracle;
 mod tokens;

@@ -119,7 +119,7 @@ pub(super) const ALL_TOKENIZERS: [Tokenizer; 7] = [
 /// 64-byte chunks, multi-byte characters (Python spaces, `'İ'` which lowers
 /// to two characters, the capital sigma and a case-ignorable quote and
 /// mark), and invalid UTF-8.
-fn doc_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+pub(super) fn doc_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
     use proptest::prelude::*;
     let pieces: Vec<&'static [u8]> = vec![
         b" ",
@@ -164,7 +164,9 @@ fn doc_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
     proptest::collection::vec(piece, 0..100).prop_map(|pieces| pieces.concat())
 }
 
-fn options_strategy(hash: HashFamily) -> impl proptest::strategy::Strategy<Value = CountOptions> {
+pub(super) fn options_strategy(
+    hash: HashFamily,
+) -> impl proptest::strategy::Strategy<Value = CountOptions> {
     use proptest::prelude::*;
     let norm = proptest::sample::select(vec![Norm::None, Norm::L1, Norm::L2]);
     (any::<bool>(), any::<bool>(), norm).prop_map(move |(binary, signed, norm)| CountOptions {
