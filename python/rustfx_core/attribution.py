@@ -18,7 +18,8 @@ scores. It is exact for a linear model on a linear extractor (byte_histogram)
 and a first-order reading elsewhere (entropy bins, row norms).
 
 Scores the bytes cannot take (an extractor that does not explain yet, the
-indexes a truncated explanation never reached) stay as rows with offset -1
+indexes a truncated explanation never reached, a feature the file lacks
+whose absence SHAP still scores) stay as rows with offset -1
 and length 0, never silently dropped. Needs numpy and pandas, no TensorFlow:
 reports of a LightGBM model run without it.
 """
