@@ -9,7 +9,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 # (build.rs and crates/rustfx-predict/build.rs ask it for TF's headers).
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
-.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel
+.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
 
@@ -84,6 +84,14 @@ pe-corpus:
 	python3 tests/pe/build_directory_cases.py --check
 	python3 tests/pe/build_resource_cases.py --check
 
+# Headless Chromium, for the test that renders the HTML explain report
+# (tests/python/test_explain_model.py): installed if missing (Debian, needs
+# root), as pe-corpus installs MinGW; where it cannot be, that test skips.
+chromium:
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+	  { apt-get update -qq && apt-get install -y -qq chromium; } || \
+	  echo "chromium not installed: the HTML report's rendering test will skip"
+
 demo: build
 	$(VPY) python/demo/train_language_classifier.py
 
@@ -93,7 +101,7 @@ test-rust: setup
 	cargo test --release
 	$(TF_ENV) cargo test --release -p rustfx-ops
 
-test-python: build predict sensor wheel
+test-python: build predict sensor wheel chromium
 	$(VPY) -m pytest tests/python -q
 
 # Every test, and three cells of the matrix on the wheel test-python built.
