@@ -18,8 +18,6 @@ use std::path::{Path, PathBuf};
 const DOES_NOT_EXPLAIN: &[(&str, &str)] = &[
     ("hashed_ngrams", "not yet"),
     ("string_features", "not yet"),
-    ("general_file_info", "not yet"),
-    ("ember2024_string_features", "not yet"),
     ("ember_features", "not yet"),
     ("printable_strings", "not yet"),
 ];
