@@ -15,11 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// Extractors that do not explain, each with the reason its error gives
 /// (none today: every extractor explains).
-const DOES_NOT_EXPLAIN: &[(&str, &str)] = &[
-    ("general_file_info", "not yet"),
-    ("ember2024_string_features", "not yet"),
-    ("ember_features", "not yet"),
-];
+const DOES_NOT_EXPLAIN: &[(&str, &str)] = &[];
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))

@@ -137,7 +137,7 @@ impl EntropyHistogram {
     /// Calls `visit(start, len, bin, nibble_counts)` for each block in
     /// order, each counted from scratch (the explanation's independent
     /// path; extraction slides the counts), until `visit` returns `false`.
-    pub(super) fn visit_blocks(
+    pub(crate) fn visit_blocks(
         &self,
         data: &[u8],
         mut visit: impl FnMut(usize, usize, usize, &[u64; 16]) -> bool,

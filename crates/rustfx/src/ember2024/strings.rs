@@ -26,8 +26,9 @@
 use crate::byte_features::{numpy_sum_f64, put_string_statistics, string_statistics};
 use crate::extractor::{fixed_row, RowExtractor};
 use crate::{Error, ErrorKind, Result};
-use regex::bytes::{RegexSet, RegexSetBuilder};
+use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use std::cell::OnceCell;
+use std::sync::OnceLock;
 
 /// Length of an [`Ember2024Strings`] row.
 pub const EMBER2024_STRINGS_DIM: usize = 3 + 96 + 1 + PATTERNS.len();
@@ -160,23 +161,54 @@ impl Ember2024Strings {
     /// Compiles the patterns (an `Internal` error could only be a bug in
     /// [`PATTERNS`]).
     pub fn new() -> Result<Self> {
-        let patterns = RegexSetBuilder::new(PATTERNS.iter().map(|&(_, pattern, ignore_case)| {
-            if ignore_case {
-                format!("(?i:{pattern})")
-            } else {
-                pattern.to_string()
-            }
-        }))
-        // The strings are ASCII (bytes 0x20..=0x7F), where Unicode and
-        // ASCII `\w`, `\b`, `\d` and case folding agree (Python's Kelvin
-        // sign and long s fold only from non-ASCII text), and the ASCII
-        // automaton is smaller.
-        .unicode(false)
-        .dfa_size_limit(LAZY_DFA_CACHE_BYTES)
-        .build()
-        .map_err(|e| Error::new(ErrorKind::Internal, format!("string patterns: {e}")))?;
+        let patterns = RegexSetBuilder::new(pattern_sources())
+            // The strings are ASCII (bytes 0x20..=0x7F), where Unicode and
+            // ASCII `\w`, `\b`, `\d` and case folding agree (Python's Kelvin
+            // sign and long s fold only from non-ASCII text), and the ASCII
+            // automaton is smaller.
+            .unicode(false)
+            .dfa_size_limit(LAZY_DFA_CACHE_BYTES)
+            .build()
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("string patterns: {e}")))?;
         Ok(Ember2024Strings { patterns })
     }
+
+    /// The patterns `string` matches (indices into [`PATTERNS`]), by
+    /// extraction's own set: what the explanation counts.
+    pub(super) fn matching_patterns(&self, string: &[u8]) -> regex::bytes::SetMatches {
+        self.patterns.matches(string)
+    }
+}
+
+/// The patterns as the set compiles them: case-insensitive ones wrapped.
+fn pattern_sources() -> impl Iterator<Item = String> {
+    PATTERNS.iter().map(|&(_, pattern, ignore_case)| {
+        if ignore_case {
+            format!("(?i:{pattern})")
+        } else {
+            pattern.to_string()
+        }
+    })
+}
+
+/// Each pattern alone, for the explanation: a set says which patterns
+/// match a string, not where. Compiled on first use (extraction never
+/// needs them); `regex` finds the leftmost match, as Python's `re.search`.
+pub(super) fn pattern_regexes() -> Result<&'static [Regex]> {
+    static REGEXES: OnceLock<std::result::Result<Vec<Regex>, String>> = OnceLock::new();
+    REGEXES
+        .get_or_init(|| {
+            pattern_sources()
+                .map(|source| {
+                    RegexBuilder::new(&source)
+                        .unicode(false)
+                        .build()
+                        .map_err(|e| e.to_string())
+                })
+                .collect()
+        })
+        .as_deref()
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("string patterns: {e}")))
 }
 
 impl RowExtractor for Ember2024Strings {
@@ -237,7 +269,7 @@ thread_local! {
 }
 
 /// thrember's entropy of the 96 counts under numpy 2 (see the module docs).
-fn numpy2_entropy(counts: &[u64; 96], total: u64) -> f64 {
+pub(super) fn numpy2_entropy(counts: &[u64; 96], total: u64) -> f64 {
     if total == 0 {
         return 0.0;
     }

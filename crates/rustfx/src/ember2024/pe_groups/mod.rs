@@ -12,8 +12,6 @@
 use crate::hashing::{murmur3_x86_32, sklearn_bucket_of_i32_min};
 
 mod directories;
-// Used by ember_features' explanation (ember2024/explain.rs), being written.
-#[allow(dead_code)]
 pub(crate) mod explain;
 mod explain_headers;
 mod explain_tables;

@@ -1,0 +1,141 @@
+//! `ember2024_string_features`' explanation, also `ember_features`'
+//! `strings` group.
+
+use super::{counts_of, group_sums};
+use crate::byte_features::put_string_statistics;
+use crate::ember2024::strings::{
+    numpy2_entropy, pattern_regexes, Ember2024Strings, EMBER2024_STRINGS_DIM, PATTERNS,
+};
+use crate::explain::{
+    float32_row, Contribution, Contributions, Explain, ExplainOptions, Explanation,
+};
+use crate::Result;
+
+/// The row: numstrings, avlength, printables, 96 printable counts,
+/// entropy, then the pattern counters.
+const NUMSTRINGS: u64 = 0;
+const PRINTABLES: u64 = 2;
+const PRINTABLEDIST: u64 = 3;
+const PATTERN_COUNTS: u64 = 100;
+
+/// Strings are runs of at least this many bytes in `0x20..=0x7F`.
+const MIN_STRING: usize = 5;
+
+/// What the contributions of the string values mean.
+pub(super) const STRINGS_COMBINE: &str = "per string (its span and text): numstrings 1, \
+     printables its length, printabledist_c the count of byte c in it (text: c), pattern_p 1 \
+     at its first match of p (text: the match); avlength = printables / numstrings, \
+     printabledist = count / printables, entropy of the 96 counts: extraction's own finishing";
+
+impl Explain for Ember2024Strings {
+    fn explain(&self, doc: &[u8], options: &ExplainOptions) -> Result<Explanation> {
+        let mut out = Contributions::new(options);
+        explain_strings(self, doc, 0, &mut out)?;
+        Ok(Explanation::new(
+            out,
+            STRINGS_COMBINE,
+            Box::new(|contributions: &[Contribution]| {
+                let mut row = vec![0f32; EMBER2024_STRINGS_DIM];
+                assemble_strings(contributions, 0, &mut row)?;
+                Ok(float32_row(row))
+            }),
+        ))
+    }
+}
+
+/// Calls `visit(offset, string)` for each string of `doc` in order (maximal
+/// runs, found byte by byte: not extraction's 64-byte masks), until
+/// `visit` returns `false`; then returns `false`.
+fn visit_strings(doc: &[u8], mut visit: impl FnMut(usize, &[u8]) -> bool) -> bool {
+    let mut start = None;
+    // One step past the end closes the last run.
+    for end in 0..=doc.len() {
+        let printable = doc.get(end).is_some_and(|b| (0x20..=0x7F).contains(b));
+        match (printable, start) {
+            (true, None) => start = Some(end),
+            (false, Some(from)) => {
+                start = None;
+                if end - from >= MIN_STRING {
+                    if let Some(string) = doc.get(from..end) {
+                        if !visit(from, string) {
+                            return false;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
+/// Pushes the contributions of `doc`'s strings, their indices offset by
+/// `base`. `Ok(false)` once the cap stopped it.
+pub(super) fn explain_strings(
+    extractor: &Ember2024Strings,
+    doc: &[u8],
+    base: u64,
+    out: &mut Contributions,
+) -> Result<bool> {
+    let regexes = pattern_regexes()?;
+    Ok(visit_strings(doc, |from, string| {
+        let (offset, length) = (from as u64, string.len() as u64);
+        let mut push = |index: u64, value: f64, text: &[u8]| {
+            out.push(base + index, offset, length, value, text)
+        };
+        if !push(NUMSTRINGS, 1.0, string) || !push(PRINTABLES, string.len() as f64, string) {
+            return false;
+        }
+        let mut counts = [0u64; 96];
+        for &b in string {
+            if let Some(count) = counts.get_mut(usize::from(b).wrapping_sub(0x20)) {
+                *count += 1;
+            }
+        }
+        for ((&count, k), c) in counts.iter().zip(0u64..).zip(0x20u8..) {
+            if count > 0 && !push(PRINTABLEDIST + k, count as f64, &[c]) {
+                return false;
+            }
+        }
+        // Which patterns count is extraction's set's answer; where the
+        // match is, the pattern's own regex (the whole string should the
+        // two ever disagree).
+        for k in extractor.matching_patterns(string).iter() {
+            let found = regexes.get(k).and_then(|regex| regex.find(string));
+            let (at, len, text) = found.map_or((0, string.len(), string), |m| {
+                (m.start(), m.len(), m.as_bytes())
+            });
+            let index = base + PATTERN_COUNTS + k as u64;
+            if !out.push(index, offset + at as u64, len as u64, 1.0, text) {
+                return false;
+            }
+        }
+        true
+    }))
+}
+
+/// The string values of `row` (177, from output index `base`), finished by
+/// extraction's own functions.
+pub(super) fn assemble_strings(
+    contributions: &[Contribution],
+    base: u64,
+    row: &mut [f32],
+) -> Result<()> {
+    let sums = group_sums(contributions, base, EMBER2024_STRINGS_DIM)?;
+    let at = |index: u64| sums.get(index as usize).copied().unwrap_or(0.0);
+    let numstrings = at(NUMSTRINGS) as u64;
+    let printables = at(PRINTABLES) as u64;
+    let dist: [u64; 96] = counts_of(sums.get(PRINTABLEDIST as usize..).unwrap_or(&[]));
+    let entropy = numpy2_entropy(&dist, printables);
+    let mut slots = row.iter_mut();
+    let mut put = |value: f64| {
+        if let Some(slot) = slots.next() {
+            *slot = value as f32;
+        }
+    };
+    put_string_statistics(numstrings, printables, &dist, entropy, &mut put);
+    for k in 0..PATTERNS.len() as u64 {
+        put(at(PATTERN_COUNTS + k));
+    }
+    Ok(())
+}
