@@ -137,6 +137,10 @@ DEFAULT_MAX_BYTES = _CONSTANTS["default_max_bytes"]
 #: The status codes of reads, by TensorFlow's name ("OK": 0, "NOT_FOUND":
 #: 5, ...): the core's table (error::STATUS_CODES).
 STATUS_CODES = dict(_CONSTANTS["status_codes"])
+#: The caps of explanations (rustfx_core.explain): "default_max_contributions",
+#: "max_contributions", "default_max_text_bytes", "max_text_bytes" (the
+#: core's explain module; docs/explain.md, "Bounds").
+EXPLAIN_CAPS = dict(_CONSTANTS["explain"])
 
 
 class Extractor:

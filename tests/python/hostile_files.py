@@ -582,6 +582,34 @@ def w_ember_mutations(seed, count, batch=256):
     return rows, pe_rows
 
 
+def w_explain_hostile(seed, mutations):
+    """rustfx_core.explain (the C ABI) of every garbage document under
+    every spec of extractor_specs(), and of `mutations` hostile PE files
+    under the PE-reading extractors, at the default caps. Checks every
+    table's bounds (rows, texts, spans inside the document); returns
+    (explanations, contributions, truncated explanations)."""
+    import rustfx_core
+    from rustfx_core._abi import EXPLAIN_CAPS
+    max_rows = EXPLAIN_CAPS["default_max_contributions"]
+    max_text = EXPLAIN_CAPS["default_max_text_bytes"]
+    specs = {name: {"extractor": fn, "params": kwargs}
+             for name, (fn, kwargs) in extractor_specs().items()}
+    jobs = [(spec, doc) for spec in specs.values() for doc in garbage_documents().values()]
+    pe_specs = [spec for spec in specs.values()
+                if spec["extractor"] in ("ember_features", "general_file_info")]
+    jobs += [(spec, doc) for doc in pe_mutations(seed, mutations) for spec in pe_specs]
+    explanations = rows = truncated = 0
+    for spec, doc in jobs:
+        table, = rustfx_core.explain(spec, doc)
+        assert len(table) <= max_rows, (spec, len(table))
+        assert (table["offset"] + table["length"] <= len(doc)).all(), spec
+        assert all(len(text) <= max_text for text in table["text"]), spec
+        explanations += 1
+        rows += len(table)
+        truncated += bool(table.attrs["truncated"])
+    return explanations, rows, truncated
+
+
 def w_read_eager(paths, max_bytes=MiB, on_error="raise"):
     """read_files eagerly: ("ok", contents, codes, messages) or
     ("raised", error class name, message, code)."""

@@ -393,6 +393,25 @@ def test_mutated_pe_files_parse_in_bounded_time_and_memory(same_worker):
     assert m["seconds"] < 120
 
 
+def test_hostile_documents_explain_within_the_caps(same_worker):
+    """Explanations are as safe as extraction: every garbage document under
+    every extractor spec (each tokenizer and output of hashed_ngrams, every
+    registry example) and 300 mutated PE files under the PE extractors,
+    through the C ABI: no crash, every table within the documented caps
+    (rows, texts, spans inside the document), and memory bounded by the cap
+    of one table, not by what the documents hold."""
+    m = same_worker.call("w_measured", "w_explain_hostile", 5, 300, timeout=600)
+    explanations, rows, truncated = m["result"]
+    above = m["peak"] - m["rss_before"]
+    print(f"\n{explanations} explanations, {rows} contributions ({truncated} capped): "
+          f"{m['seconds']:.1f} s, peak {above / MiB:.0f} MiB above baseline")
+    # The megabyte documents reach the cap under the n-gram specs.
+    assert truncated > 0 and explanations > 1000
+    # One table at the cap: 100,000 rows of 5 numbers and a bytes object of
+    # at most 256 bytes (about 400 bytes each in pandas and Python).
+    assert above < MEMORY_SLACK + 100_000 * 1024, above
+
+
 # ---- files that change while being read -----------------------------------------
 
 class Mutator(threading.Thread):

@@ -260,17 +260,24 @@ pub fn query(what: &str, spec: &str) -> Result<Vec<String>> {
 }
 
 /// The constants every host shares, for Python (`spec_query "constants"`):
-/// the default `max_bytes` and the status codes by TF's name, `OK`
-/// included.
+/// the default `max_bytes`, the status codes by TF's name (`OK`
+/// included) and the explanation caps.
 fn constants_json() -> Value {
     let mut codes = Map::new();
     codes.insert("OK".into(), Value::from(crate::error::OK_STATUS));
     for (_, code, name) in crate::error::STATUS_CODES {
         codes.insert(name.into(), Value::from(code));
     }
+    use crate::explain as e;
     serde_json::json!({
         "default_max_bytes": crate::read::DEFAULT_MAX_BYTES,
         "status_codes": codes,
+        "explain": {
+            "default_max_contributions": e::DEFAULT_MAX_CONTRIBUTIONS,
+            "max_contributions": e::MAX_CONTRIBUTIONS,
+            "default_max_text_bytes": e::DEFAULT_MAX_TEXT_BYTES,
+            "max_text_bytes": e::MAX_TEXT_BYTES,
+        },
     })
 }
 
