@@ -4,6 +4,7 @@
 //! hashed n-gram settings on text.
 //!
 //!     cargo bench --bench core
+//!     cargo bench --bench core -- explain   # explanation against extraction
 //!
 //! No criterion: a best-of-N wall-clock loop is enough for MB/s ratios and
 //! keeps the dependency list to the design card.
@@ -73,8 +74,41 @@ fn bench_spec(label: &str, docs: &[Vec<u8>], spec: &FeatureSpec) {
     });
 }
 
+/// Each registry example's explanation (default caps) against its
+/// extraction, one thread, on the same files: what `--explain` costs.
+fn bench_explain(docs: &[Vec<u8>]) {
+    let mb = docs.iter().map(Vec::len).sum::<usize>() as f64 / 1e6;
+    for entry in EXTRACTORS {
+        for example in entry.examples {
+            let text = format!(r#"{{"extractor":"{}","params":{example}}}"#, entry.name);
+            let extractor = FeatureSpec::from_json(&text).and_then(|s| s.build());
+            let extractor = extractor.expect("registry examples are valid");
+            let extract = best_of(3, || {
+                docs.iter()
+                    .map(|d| extractor.extract_batch(&[d]).map(|b| b.rows()))
+                    .collect::<Vec<_>>()
+            });
+            let explain = best_of(3, || {
+                docs.iter()
+                    .map(|d| extractor.explain(d).map(|e| e.contributions.len()))
+                    .collect::<Vec<_>>()
+            });
+            println!(
+                "{:<60} extract {:>8.1} MB/s explain {:>8.1} MB/s ({:.1}x the time)",
+                format!("{} {example}", entry.name).replace(char::is_whitespace, ""),
+                mb / extract,
+                mb / explain,
+                explain / extract
+            );
+        }
+    }
+}
+
 fn main() {
     let docs = corpus();
+    if std::env::args().any(|a| a == "explain") {
+        return bench_explain(&docs);
+    }
     let text: Vec<Vec<u8>> = docs.iter().filter(|d| !d.contains(&0)).cloned().collect();
     println!(
         "corpus: {} files, {:.1} MB ({} text files, {:.1} MB); {} threads",

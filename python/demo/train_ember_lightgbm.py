@@ -23,7 +23,11 @@ SHA-256 (stratified by label), so no file is on both sides.
     .venv/bin/python python/demo/train_ember_lightgbm.py [--output target/ember-lightgbm]
 
 It prints the counts, the held-out ROC AUC and accuracy, and writes
-OUT/model.txt (LightGBM's text model) and OUT/metrics.json.
+OUT/model.txt (LightGBM's text model) and OUT/metrics.json. Why the model
+scores a file as it does, down to its bytes (LightGBM's SHAP values mapped
+through rustfx.explain; docs/explain.md):
+
+    .venv/bin/python python/demo/explain_ember_lightgbm.py FILE [--model OUT/model.txt]
 """
 
 import argparse

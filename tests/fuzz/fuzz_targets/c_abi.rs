@@ -13,6 +13,10 @@
 //!   the number of values (strings: of string ends; sparse: indices as
 //!   many as values);
 //! - calls with null handles or pointers fail without crashing;
+//! - `rustfx_explain` answers an explanation whose columns agree (as many
+//!   offsets, lengths, values and text ends as indices, within the caps,
+//!   spans inside the document) or refuses with a message; out-of-range
+//!   caps are refused;
 //! - `rustfx_spec_query` on the spec bytes answers a JSON array of strings
 //!   or refuses with a message, and a canonical spec is its own canonical
 //!   form.
@@ -78,6 +82,67 @@ fn query(what: &str, spec: &[u8]) -> bool {
         None => assert!(!ok, "non-UTF-8 is refused"),
     }
     ok
+}
+
+/// `rustfx_explain` of `doc`, under small or default caps as `shape` says.
+fn explain(extractor: *const Extractor, doc: &[u8], shape: u8) {
+    let (max, text) = (i64::from(shape % 8) + 1, i64::from(shape % 5));
+    let caps = (shape & 0x80 != 0).then_some((max, text));
+    let (max_ptr, text_ptr) = match &caps {
+        Some((m, t)) => (m as *const i64, t as *const i64),
+        None => (ptr::null(), ptr::null()),
+    };
+    let mut message = ptr::null_mut();
+    // SAFETY: `doc` is readable; the caps point to i64s or are null.
+    let explanation = unsafe {
+        rustfx_explain(extractor, doc.as_ptr(), doc.len(), max_ptr, text_ptr, shape & 0x40 != 0, &mut message)
+    };
+    if explanation.is_null() {
+        assert!(!message.is_null(), "a refusal carries a message");
+        // SAFETY: written by rustfx_explain.
+        unsafe { rustfx_message_free(message) };
+        return;
+    }
+    let column = |which| {
+        let (mut data, mut len) = (ptr::null(), 0);
+        // SAFETY: a live explanation; `data` and `len` are writable.
+        assert!(unsafe { rustfx_explanation_array(explanation, which, &mut data, &mut len) });
+        (data, len)
+    };
+    let (_, n) = column(EXPLAIN_INDEX);
+    for which in [EXPLAIN_OFFSET, EXPLAIN_LENGTH, EXPLAIN_VALUE, EXPLAIN_TEXT_ENDS] {
+        assert_eq!(column(which).1, n, "column {which}");
+    }
+    let read = |which| -> Vec<u64> {
+        let (data, len) = column(which);
+        if len == 0 {
+            return Vec::new();
+        }
+        // SAFETY: `len` u64 values at `data`, alive with the explanation.
+        unsafe { std::slice::from_raw_parts(data.cast::<u64>(), len) }.to_vec()
+    };
+    for (offset, length) in read(EXPLAIN_OFFSET).into_iter().zip(read(EXPLAIN_LENGTH)) {
+        assert!(offset.checked_add(length).is_some_and(|end| end <= doc.len() as u64));
+    }
+    if let Some((max, text)) = caps {
+        assert!(n as i64 <= max);
+        let ends = read(EXPLAIN_TEXT_ENDS);
+        let mut start = 0;
+        for end in ends {
+            assert!(end >= start && (end - start) as i64 <= text);
+            start = end;
+        }
+    }
+    // SAFETY: a null handle and an unknown column are refused; freed once.
+    unsafe {
+        let (mut data, mut len) = (ptr::null(), 0);
+        assert!(!rustfx_explanation_array(explanation, 99, &mut data, &mut len));
+        assert!(!rustfx_explanation_array(ptr::null(), EXPLAIN_INDEX, &mut data, &mut len));
+        let too_many = i64::MAX;
+        let refused = rustfx_explain(extractor, doc.as_ptr(), doc.len(), &too_many, ptr::null(), false, ptr::null_mut());
+        assert!(refused.is_null(), "a cap out of range is refused");
+        rustfx_explanation_free(explanation);
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -152,6 +217,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(*row_splits.last().unwrap() as usize, rows_of);
         }
     }
+    explain(extractor, &spec[..(usize::from(shape) * 7).min(spec.len())], shape);
     // SAFETY: each handle freed once.
     unsafe {
         rustfx_output_free(output);
