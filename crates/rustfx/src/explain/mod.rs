@@ -38,8 +38,9 @@ use crate::{Error, Result};
 
 /// Contributions per document unless a caller asks for another cap.
 pub const DEFAULT_MAX_CONTRIBUTIONS: usize = 100_000;
-/// The largest cap a caller may ask for: with texts at their cap, about
-/// 3 GB at most (a contribution is 48 bytes plus its text).
+/// The largest cap a caller may ask for. An explanation holds at most
+/// `max_contributions * (56 + max_text_bytes)` bytes (a contribution is 56
+/// bytes plus its text): 31 MB at the defaults.
 pub const MAX_CONTRIBUTIONS: usize = 10_000_000;
 /// A contribution's text is cut at this many bytes unless a caller asks
 /// otherwise (its offset and length stay those of the whole span).

@@ -27,3 +27,9 @@ fn sums_are_per_index_and_refuse_indices_past_the_width() {
     let error = sums_by_index(&out.list, 2).unwrap_err();
     assert_eq!(error.kind(), crate::ErrorKind::Internal);
 }
+
+/// The memory bound the docs state: a contribution is 56 bytes plus its text.
+#[test]
+fn a_contribution_is_56_bytes_plus_its_text() {
+    assert_eq!(std::mem::size_of::<Contribution>(), 56);
+}
