@@ -3,7 +3,7 @@
 //!
 //! The walk is GNU's loop one character at a time (not extraction's 64-byte
 //! masks), so the exactness test compares two implementations; the offsets
-//! are checked against `strings -t d` itself (tests/strings_offsets.rs).
+//! are checked against `strings -t d` itself (tests/printable_strings.rs).
 
 use super::{is_graphic, PrintableStrings, StringEncoding};
 use crate::explain::{Contribution, Contributions, Explain, ExplainOptions, Explanation};
