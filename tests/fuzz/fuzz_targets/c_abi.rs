@@ -25,8 +25,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use rustfx::extractor::{DType, Extractor, OutputKind};
 use rustfx_capi::*;
-use rustfx::extractor::{DType, OutputKind};
 use std::ptr;
 
 fn array(output: *const Output, which: u32) -> (*const u8, usize) {
@@ -95,7 +95,15 @@ fn explain(extractor: *const Extractor, doc: &[u8], shape: u8) {
     let mut message = ptr::null_mut();
     // SAFETY: `doc` is readable; the caps point to i64s or are null.
     let explanation = unsafe {
-        rustfx_explain(extractor, doc.as_ptr(), doc.len(), max_ptr, text_ptr, shape & 0x40 != 0, &mut message)
+        rustfx_explain(
+            extractor,
+            doc.as_ptr(),
+            doc.len(),
+            max_ptr,
+            text_ptr,
+            shape & 0x40 != 0,
+            &mut message,
+        )
     };
     if explanation.is_null() {
         assert!(!message.is_null(), "a refusal carries a message");
@@ -110,7 +118,12 @@ fn explain(extractor: *const Extractor, doc: &[u8], shape: u8) {
         (data, len)
     };
     let (_, n) = column(EXPLAIN_INDEX);
-    for which in [EXPLAIN_OFFSET, EXPLAIN_LENGTH, EXPLAIN_VALUE, EXPLAIN_TEXT_ENDS] {
+    for which in [
+        EXPLAIN_OFFSET,
+        EXPLAIN_LENGTH,
+        EXPLAIN_VALUE,
+        EXPLAIN_TEXT_ENDS,
+    ] {
         assert_eq!(column(which).1, n, "column {which}");
     }
     let read = |which| -> Vec<u64> {
@@ -122,7 +135,9 @@ fn explain(extractor: *const Extractor, doc: &[u8], shape: u8) {
         unsafe { std::slice::from_raw_parts(data.cast::<u64>(), len) }.to_vec()
     };
     for (offset, length) in read(EXPLAIN_OFFSET).into_iter().zip(read(EXPLAIN_LENGTH)) {
-        assert!(offset.checked_add(length).is_some_and(|end| end <= doc.len() as u64));
+        assert!(offset
+            .checked_add(length)
+            .is_some_and(|end| end <= doc.len() as u64));
     }
     if let Some((max, text)) = caps {
         assert!(n as i64 <= max);
@@ -136,10 +151,28 @@ fn explain(extractor: *const Extractor, doc: &[u8], shape: u8) {
     // SAFETY: a null handle and an unknown column are refused; freed once.
     unsafe {
         let (mut data, mut len) = (ptr::null(), 0);
-        assert!(!rustfx_explanation_array(explanation, 99, &mut data, &mut len));
-        assert!(!rustfx_explanation_array(ptr::null(), EXPLAIN_INDEX, &mut data, &mut len));
+        assert!(!rustfx_explanation_array(
+            explanation,
+            99,
+            &mut data,
+            &mut len
+        ));
+        assert!(!rustfx_explanation_array(
+            ptr::null(),
+            EXPLAIN_INDEX,
+            &mut data,
+            &mut len
+        ));
         let too_many = i64::MAX;
-        let refused = rustfx_explain(extractor, doc.as_ptr(), doc.len(), &too_many, ptr::null(), false, ptr::null_mut());
+        let refused = rustfx_explain(
+            extractor,
+            doc.as_ptr(),
+            doc.len(),
+            &too_many,
+            ptr::null(),
+            false,
+            ptr::null_mut(),
+        );
         assert!(refused.is_null(), "a cap out of range is refused");
         rustfx_explanation_free(explanation);
     }
@@ -217,7 +250,11 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(*row_splits.last().unwrap() as usize, rows_of);
         }
     }
-    explain(extractor, &spec[..(usize::from(shape) * 7).min(spec.len())], shape);
+    explain(
+        extractor,
+        &spec[..(usize::from(shape) * 7).min(spec.len())],
+        shape,
+    );
     // SAFETY: each handle freed once.
     unsafe {
         rustfx_output_free(output);
