@@ -8,7 +8,6 @@
 use proptest::prelude::*;
 use rustfx::explain::{ExplainOptions, Explanation};
 use rustfx::extractor::Extractor;
-use rustfx::output::Batch;
 use rustfx::registry::EXTRACTORS;
 use rustfx::spec::FeatureSpec;
 use std::path::{Path, PathBuf};
@@ -32,27 +31,6 @@ fn examples() -> Vec<(String, Extractor)> {
         }
     }
     out
-}
-
-/// A batch's values as bits, so that NaN payloads and the sign of zero
-/// count (`==` on floats would not).
-fn bits(batch: &Batch) -> String {
-    match batch {
-        Batch::Float32Rows(rows) => {
-            let values: Vec<u32> = rows.values.iter().map(|v| v.to_bits()).collect();
-            format!("f32 {}x{} {values:?}", rows.rows, rows.width)
-        }
-        Batch::SparseRows {
-            width,
-            indices,
-            values,
-            row_ends,
-        } => {
-            let values: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
-            format!("sparse {width} {indices:?} {values:?} {row_ends:?}")
-        }
-        other => format!("{other:?}"),
-    }
 }
 
 /// Whether `extractor` explains; the ones that do not must say why.
@@ -125,10 +103,10 @@ fn check_exact(spec: &str, extractor: &Extractor, doc: &[u8]) {
             }
             Err(error) => panic!("{spec}: {error}"),
         };
-        assert_eq!(
-            bits(&rebuilt),
-            bits(&expected),
-            "{spec}: contributions of a document of {} bytes do not reassemble its output",
+        assert!(
+            rebuilt.same_bits(&expected),
+            "{spec}: contributions of a document of {} bytes do not reassemble its output: \
+             {rebuilt:?} against {expected:?}",
             doc.len()
         );
     }

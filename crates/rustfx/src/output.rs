@@ -97,6 +97,39 @@ impl Batch {
     }
 }
 
+impl Batch {
+    /// Whether `other` holds the same values bit for bit: NaN payloads and
+    /// the sign of zero count, which `==` on floats ignores. What "exact"
+    /// means for explanations ([`crate::explain::Explanation::reassemble`])
+    /// and the tests that compare outputs.
+    pub fn same_bits(&self, other: &Batch) -> bool {
+        fn bits(values: &[f32]) -> impl Iterator<Item = u32> + '_ {
+            values.iter().map(|v| v.to_bits())
+        }
+        match (self, other) {
+            (Batch::Float32Rows(a), Batch::Float32Rows(b)) => {
+                (a.rows, a.width) == (b.rows, b.width) && bits(&a.values).eq(bits(&b.values))
+            }
+            (
+                Batch::SparseRows {
+                    width,
+                    indices,
+                    values,
+                    row_ends,
+                },
+                Batch::SparseRows {
+                    width: w,
+                    indices: i,
+                    values: v,
+                    row_ends: r,
+                },
+            ) => (width, indices, row_ends) == (w, i, r) && bits(values).eq(bits(v)),
+            // The other layouts hold integers and bytes, whose == is bitwise.
+            (a, b) => a == b,
+        }
+    }
+}
+
 /// The range of document `i`'s values in a ragged or sparse batch, from its
 /// `row_ends`.
 pub fn row_range(row_ends: &[u64], i: usize) -> std::ops::Range<usize> {
@@ -109,6 +142,24 @@ mod tests {
     use super::Batch;
     use crate::registry::EXTRACTORS;
     use crate::spec::FeatureSpec;
+
+    #[test]
+    fn same_bits_counts_nan_payloads_and_signed_zeros() {
+        let row = |values: Vec<f32>| {
+            Batch::Float32Rows(super::DenseRows {
+                rows: 1,
+                width: values.len(),
+                values,
+            })
+        };
+        assert!(row(vec![f32::NAN, 1.0]).same_bits(&row(vec![f32::NAN, 1.0])));
+        assert!(!row(vec![0.0]).same_bits(&row(vec![-0.0])));
+        assert!(!row(vec![f32::NAN]).same_bits(&row(vec![f32::from_bits(0x7fc0_0001)])));
+        assert!(!row(vec![1.0]).same_bits(&Batch::RaggedIds {
+            ids: vec![],
+            row_ends: vec![0]
+        }));
+    }
 
     /// For every registry example: one batch of all documents equals the
     /// documents appended one by one, and a reused batch equals a new one.
@@ -130,8 +181,8 @@ mod tests {
                 for doc in docs {
                     extractor.append_batch(&[doc], &mut appended).unwrap();
                 }
-                // Compared as text: NaN (byte_histogram's empty) is not == NaN.
-                let same = |a: &Batch, b: &Batch| format!("{a:?}") == format!("{b:?}");
+                // Bitwise: NaN (byte_histogram's empty) is not == NaN.
+                let same = |a: &Batch, b: &Batch| a.same_bits(b);
                 assert!(same(&appended, &whole), "{text}: appended");
                 let mut reused = extractor.extract_batch(&docs[..1]).unwrap();
                 extractor.extract_batch_into(&docs, &mut reused).unwrap();

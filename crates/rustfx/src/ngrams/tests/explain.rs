@@ -6,7 +6,6 @@ use super::oracle::{doc_strategy, options_strategy, ALL_TOKENIZERS};
 use super::*;
 use crate::explain::{Contribution, ExplainOptions};
 use crate::extractor::Extractor;
-use crate::output::Batch;
 use proptest::strategy::Strategy as _;
 
 fn config(tokenizer: Tokenizer, widths: &[usize], lowercase: bool) -> NgramConfig {
@@ -183,26 +182,6 @@ fn sequences_counts_and_the_cap() {
     assert!(error.message().contains("2**53"), "{error}");
 }
 
-/// A batch's values as bits (NaN payloads and signs of zero count).
-fn bits(batch: &Batch) -> String {
-    match batch {
-        Batch::Float32Rows(rows) => {
-            let values: Vec<u32> = rows.values.iter().map(|v| v.to_bits()).collect();
-            format!("f32 {}x{} {values:?}", rows.rows, rows.width)
-        }
-        Batch::SparseRows {
-            width,
-            indices,
-            values,
-            row_ends,
-        } => {
-            let values: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
-            format!("sparse {width} {indices:?} {values:?} {row_ends:?}")
-        }
-        other => format!("{other:?}"),
-    }
-}
-
 /// The explained n-grams are the naive ones, with spans inside `doc`, and
 /// every output of `config` reassembles from its contributions.
 fn check_explained(
@@ -250,7 +229,7 @@ fn check_explained(
         }
         let rebuilt = explanation.reassemble().map_err(|e| e.to_string())?;
         let want = extractor.extract_batch(&[doc]).unwrap();
-        if bits(&rebuilt) != bits(&want) {
+        if !rebuilt.same_bits(&want) {
             return Err(fail(&format!("output {k} reassembled")));
         }
     }
