@@ -14,8 +14,10 @@ use crate::Result;
 /// The row: numstrings, avlength, printables, 96 printable counts,
 /// entropy, then the pattern counters.
 const NUMSTRINGS: u64 = 0;
+const AVLENGTH: u64 = 1;
 const PRINTABLES: u64 = 2;
 const PRINTABLEDIST: u64 = 3;
+const ENTROPY: u64 = 99;
 const PATTERN_COUNTS: u64 = 100;
 
 /// Strings are runs of at least this many bytes in `0x20..=0x7F`.
@@ -23,9 +25,10 @@ const MIN_STRING: usize = 5;
 
 /// What the contributions of the string values mean.
 pub(super) const STRINGS_COMBINE: &str = "per string (its span and text): numstrings 1, \
-     printables its length, printabledist_c the count of byte c in it (text: c), pattern_p 1 \
-     at its first match of p (text: the match); avlength = printables / numstrings, \
-     printabledist = count / printables, entropy of the 96 counts: extraction's own finishing";
+     avlength and printables its length, printabledist_c the count of byte c in it (text: c), \
+     pattern_p 1 at its first match of p (text: the match); entropy one value over the strings' \
+     extent; avlength = its sum / numstrings, printabledist = count / printables: extraction's \
+     own finishing";
 
 impl Explain for Ember2024Strings {
     fn explain(&self, doc: &[u8], options: &ExplainOptions) -> Result<Explanation> {
@@ -78,19 +81,30 @@ pub(super) fn explain_strings(
     out: &mut Contributions,
 ) -> Result<bool> {
     let regexes = pattern_regexes()?;
-    Ok(visit_strings(doc, |from, string| {
+    // The entropy's inputs and span: all strings' characters.
+    let (mut dist, mut printables, mut extent) = ([0u64; 96], 0u64, None::<(u64, u64)>);
+    let finished = visit_strings(doc, |from, string| {
         let (offset, length) = (from as u64, string.len() as u64);
         let mut push = |index: u64, value: f64, text: &[u8]| {
             out.push(base + index, offset, length, value, text)
         };
-        if !push(NUMSTRINGS, 1.0, string) || !push(PRINTABLES, string.len() as f64, string) {
+        let len = string.len() as f64;
+        if !push(NUMSTRINGS, 1.0, string)
+            || !push(AVLENGTH, len, string)
+            || !push(PRINTABLES, len, string)
+        {
             return false;
         }
+        printables += length;
+        extent = Some((extent.map_or(offset, |(start, _)| start), offset + length));
         let mut counts = [0u64; 96];
         for &b in string {
             if let Some(count) = counts.get_mut(usize::from(b).wrapping_sub(0x20)) {
                 *count += 1;
             }
+        }
+        for (total, &count) in dist.iter_mut().zip(&counts) {
+            *total += count;
         }
         for ((&count, k), c) in counts.iter().zip(0u64..).zip(0x20u8..) {
             if count > 0 && !push(PRINTABLEDIST + k, count as f64, &[c]) {
@@ -111,7 +125,13 @@ pub(super) fn explain_strings(
             }
         }
         true
-    }))
+    });
+    // No strings: no entropy (extraction's is 0).
+    Ok(finished
+        && extent.is_none_or(|(start, end)| {
+            let entropy = numpy2_entropy(&dist, printables);
+            out.push(base + ENTROPY, start, end - start, entropy, &[])
+        }))
 }
 
 /// The string values of `row` (177, from output index `base`), finished by
@@ -126,7 +146,16 @@ pub(super) fn assemble_strings(
     let numstrings = at(NUMSTRINGS) as u64;
     let printables = at(PRINTABLES) as u64;
     let dist: [u64; 96] = counts_of(sums.get(PRINTABLEDIST as usize..).unwrap_or(&[]));
-    let entropy = numpy2_entropy(&dist, printables);
+    // Each string's length went to both: they differ only by a bug.
+    if at(AVLENGTH) != at(PRINTABLES) {
+        return Err(crate::Error::new(
+            crate::ErrorKind::Internal,
+            "avlength's lengths differ from printables' (a bug in rustfx)",
+        ));
+    }
+    // The explainer's entropy (its own counts, extraction's function),
+    // checked against extraction by reassembly.
+    let entropy = at(ENTROPY);
     let mut slots = row.iter_mut();
     let mut put = |value: f64| {
         if let Some(slot) = slots.next() {
