@@ -4,7 +4,8 @@
 
 use super::counting::normalise;
 use super::{
-    ByteEntropyHistogram, ByteHistogram, EmptyInput, BYTE_ENTROPY_HISTOGRAM_DIM, BYTE_HISTOGRAM_DIM,
+    ByteEntropyHistogram, ByteHistogram, EmptyInput, EntropyHistogram, BYTE_ENTROPY_HISTOGRAM_DIM,
+    BYTE_HISTOGRAM_DIM,
 };
 use crate::explain::{
     float32_row, sums_by_index, Contribution, Contributions, Explain, ExplainOptions, Explanation,
@@ -31,26 +32,7 @@ impl Explain for ByteHistogram {
     /// `byte_offsets`, one per byte (value 1).
     fn explain(&self, doc: &[u8], options: &ExplainOptions) -> Result<Explanation> {
         let mut out = Contributions::new(options);
-        if options.byte_offsets {
-            for (offset, &b) in doc.iter().enumerate() {
-                if !out.push(u64::from(b), offset as u64, 1, 1.0, &[]) {
-                    break;
-                }
-            }
-        } else {
-            let mut first = [usize::MAX; BYTE_HISTOGRAM_DIM];
-            let mut counts = [0u64; BYTE_HISTOGRAM_DIM];
-            for (offset, &b) in doc.iter().enumerate() {
-                let i = usize::from(b);
-                counts[i] += 1;
-                first[i] = first[i].min(offset);
-            }
-            for (b, (&count, &offset)) in counts.iter().zip(&first).enumerate() {
-                if count > 0 && !out.push(b as u64, offset as u64, 1, count as f64, &[]) {
-                    break;
-                }
-            }
-        }
+        explain_byte_values(doc, 0, options.byte_offsets, &mut out);
         Ok(Explanation::new(
             out,
             "count of the byte value; output = count / length",
@@ -64,21 +46,65 @@ impl Explain for ByteEntropyHistogram {
     /// and high nibble present: the block's span, the nibble's count in it.
     fn explain(&self, doc: &[u8], options: &ExplainOptions) -> Result<Explanation> {
         let mut out = Contributions::new(options);
-        self.blocks().visit_blocks(doc, |start, len, bin, counts| {
-            for (nibble, &count) in counts.iter().enumerate() {
-                if count > 0 {
-                    let index = (bin * 16 + nibble) as u64;
-                    if !out.push(index, start as u64, len as u64, count as f64, &[]) {
-                        return false;
-                    }
-                }
-            }
-            true
-        });
+        explain_entropy_blocks(self.blocks(), doc, 0, &mut out);
         Ok(Explanation::new(
             out,
             "count of the high nibble in blocks of that entropy bin; output = count / total",
             normalised(BYTE_ENTROPY_HISTOGRAM_DIM, self.empty()),
         ))
     }
+}
+
+/// The byte histogram's contributions, indices from `base` (also
+/// `ember_features`' histogram group): one per byte value present (its
+/// count, at its first offset), or with `byte_offsets` one per byte.
+/// `false` once the cap stopped it.
+pub(crate) fn explain_byte_values(
+    doc: &[u8],
+    base: u64,
+    byte_offsets: bool,
+    out: &mut Contributions,
+) -> bool {
+    if byte_offsets {
+        return (0u64..)
+            .zip(doc)
+            .all(|(offset, &b)| out.push(base + u64::from(b), offset, 1, 1.0, &[]));
+    }
+    let mut first = [0u64; BYTE_HISTOGRAM_DIM];
+    let mut counts = [0u64; BYTE_HISTOGRAM_DIM];
+    for (offset, &b) in (0u64..).zip(doc) {
+        let i = usize::from(b);
+        if counts[i] == 0 {
+            first[i] = offset;
+        }
+        counts[i] += 1;
+    }
+    (0u64..)
+        .zip(counts.iter().zip(&first))
+        .filter(|(_, (&count, _))| count > 0)
+        .all(|(b, (&count, &offset))| out.push(base + b, offset, 1, count as f64, &[]))
+}
+
+/// The entropy histogram's contributions over `blocks`, indices from
+/// `base` (also `ember_features`' byteentropy group): one per block and
+/// high nibble present, `bin * 16 + nibble`, the block's span, the
+/// nibble's count. `false` once the cap stopped it.
+pub(crate) fn explain_entropy_blocks(
+    blocks: &EntropyHistogram,
+    doc: &[u8],
+    base: u64,
+    out: &mut Contributions,
+) -> bool {
+    let mut more = true;
+    blocks.visit_blocks(doc, |start, len, bin, counts| {
+        for (nibble, &count) in (0u64..).zip(counts) {
+            let index = base + bin as u64 * 16 + nibble;
+            if count > 0 && !out.push(index, start as u64, len as u64, count as f64, &[]) {
+                more = false;
+                return false;
+            }
+        }
+        true
+    });
+    more
 }

@@ -106,6 +106,7 @@ pub use strings::{string_features, StringFeatures};
 // entropy), numpy's float64 sum and the string statistics both string groups
 // start with (for `ember2024::strings`).
 pub(crate) use counting::{byte_counts, normalise_like_numpy_f32};
+pub(crate) use explain::{explain_byte_values, explain_entropy_blocks};
 pub(crate) use numpy::numpy_sum_f64;
 pub(crate) use strings::{put_string_statistics, string_statistics};
 

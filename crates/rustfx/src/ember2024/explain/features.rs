@@ -5,7 +5,9 @@
 use super::general::{assemble_general, explain_general};
 use super::strings::{assemble_strings, explain_strings};
 use super::{counts_of, group_sums};
-use crate::byte_features::{byte_counts, normalise_like_numpy_f32};
+use crate::byte_features::{
+    byte_counts, explain_byte_values, explain_entropy_blocks, normalise_like_numpy_f32,
+};
 use crate::ember2024::pe_groups::explain::{assemble_pe_group, explain_pe_group};
 use crate::ember2024::{EmberFeatures, EmberGroup};
 use crate::explain::{
@@ -42,8 +44,12 @@ impl Explain for EmberFeatures {
                     explain_general(doc, at, &mut out)
                         && (pe.is_none() || out.push(base + 2, 0, doc.len() as u64, 1.0, &[]))
                 }
-                EmberGroup::Histogram => explain_histogram(doc, base, options, &mut out),
-                EmberGroup::ByteEntropy => self.explain_byte_entropy(doc, base, &mut out),
+                EmberGroup::Histogram => {
+                    explain_byte_values(doc, base, options.byte_offsets, &mut out)
+                }
+                EmberGroup::ByteEntropy => {
+                    explain_entropy_blocks(&self.byte_entropy, doc, base, &mut out)
+                }
                 EmberGroup::Strings => explain_strings(&self.strings, doc, base, &mut out)?,
                 EmberGroup::Header
                 | EmberGroup::Section
@@ -69,55 +75,6 @@ impl Explain for EmberFeatures {
             Box::new(move |contributions: &[Contribution]| assemble(&groups, contributions)),
         ))
     }
-}
-
-impl EmberFeatures {
-    /// Index: `bin * 16 + high_nibble`; one contribution per block (its
-    /// span) and nibble present in it, its count. `false` at the cap.
-    fn explain_byte_entropy(&self, doc: &[u8], base: u64, out: &mut Contributions) -> bool {
-        let mut more = true;
-        self.byte_entropy
-            .visit_blocks(doc, |start, len, bin, counts| {
-                for (nibble, &count) in (0u64..).zip(counts) {
-                    let index = base + bin as u64 * 16 + nibble;
-                    if count > 0 && !out.push(index, start as u64, len as u64, count as f64, &[]) {
-                        more = false;
-                        return false;
-                    }
-                }
-                true
-            });
-        more
-    }
-}
-
-/// Index: the byte value. One contribution per byte value present (its
-/// count, at its first offset), or with `byte_offsets` one per byte.
-/// `false` at the cap.
-fn explain_histogram(
-    doc: &[u8],
-    base: u64,
-    options: &ExplainOptions,
-    out: &mut Contributions,
-) -> bool {
-    if options.byte_offsets {
-        return (0u64..)
-            .zip(doc)
-            .all(|(offset, &b)| out.push(base + u64::from(b), offset, 1, 1.0, &[]));
-    }
-    let mut counts = [0u64; 256];
-    let mut first = [0u64; 256];
-    for (offset, &b) in (0u64..).zip(doc) {
-        let i = usize::from(b);
-        if counts[i] == 0 {
-            first[i] = offset;
-        }
-        counts[i] += 1;
-    }
-    (0u64..)
-        .zip(counts.iter().zip(&first))
-        .filter(|(_, (&count, _))| count > 0)
-        .all(|(b, (&count, &offset))| out.push(base + b, offset, 1, count as f64, &[]))
 }
 
 /// The row from the contributions: each group's (they come group after
