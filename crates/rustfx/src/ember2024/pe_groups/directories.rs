@@ -4,7 +4,26 @@
 use std::collections::hash_map::{Entry, HashMap};
 
 use super::{feature_hash, put};
-use crate::pe::Pe;
+use crate::pe::{Import, Pe};
+
+/// thrember's text of an import of library `dll` into `feature`:
+/// `dll:function` (the library lowercased), or `dll:DLL:ordinalN` for an
+/// import by ordinal. `false` for a symbol with neither, which pefile does
+/// not keep. What `imports` hashes and its explanation shows.
+pub(super) fn import_feature(dll: &[u8], symbol: &Import, feature: &mut Vec<u8>) -> bool {
+    feature.clear();
+    feature.extend(dll.iter().map(u8::to_ascii_lowercase));
+    feature.push(b':');
+    match (&symbol.name, symbol.ordinal) {
+        (Some(n), _) if !n.is_empty() => feature.extend_from_slice(n),
+        (_, Some(ordinal)) => {
+            feature.extend_from_slice(dll);
+            feature.extend_from_slice(format!(":ordinal{ordinal}").as_bytes());
+        }
+        _ => return false,
+    }
+    true
+}
 
 /// The `imports` group (1,282 values).
 pub fn write_imports(pe: &Pe, out: &mut [f32]) {
@@ -40,17 +59,8 @@ pub fn write_imports(pe: &Pe, out: &mut [f32]) {
     let mut feature = Vec::new();
     for &(name, k) in &by_name {
         for symbol in &dlls[k].imports {
-            feature.clear();
-            feature.extend(name.iter().map(u8::to_ascii_lowercase));
-            feature.push(b':');
-            match (&symbol.name, symbol.ordinal) {
-                (Some(n), _) if !n.is_empty() => feature.extend_from_slice(n),
-                (_, Some(ordinal)) => {
-                    feature.extend_from_slice(name);
-                    feature.extend_from_slice(format!(":ordinal{ordinal}").as_bytes());
-                }
-                // pefile keeps no symbol with neither.
-                _ => continue,
+            if !import_feature(name, symbol, &mut feature) {
+                continue;
             }
             feature_hash(&mut imports_hashed, &feature, 1.0, false);
             count += 1;

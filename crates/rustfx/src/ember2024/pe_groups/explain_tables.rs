@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::directories::import_feature;
 use super::explain::{span, Sink};
 use super::explain_headers::data_directory_entry;
 use super::section::{section_name, section_props, MEM_EXECUTE, MEM_READ, MEM_WRITE};
@@ -210,16 +211,8 @@ pub(super) fn imports(pe: &Pe, sink: &mut Sink) -> Option<()> {
             continue;
         };
         for symbol in &dlls[k].imports {
-            feature.clear();
-            feature.extend(name.iter().map(u8::to_ascii_lowercase));
-            feature.push(b':');
-            match (&symbol.name, symbol.ordinal) {
-                (Some(n), _) if !n.is_empty() => feature.extend_from_slice(n),
-                (_, Some(ordinal)) => {
-                    feature.extend_from_slice(name);
-                    feature.extend_from_slice(format!(":ordinal{ordinal}").as_bytes());
-                }
-                _ => continue,
+            if !import_feature(name, symbol, &mut feature) {
+                continue;
             }
             sink.push(0, symbol.span, 1.0, &feature)?;
             sink.hashed(258, 1024, &feature, 1.0, false, symbol.span)?;
