@@ -236,23 +236,35 @@ pub fn not_explained(extractor: &str, why: &str) -> Error {
 /// the order they were made (the order of the extractor's own additions).
 /// Indices beyond `width` are an `Internal` error.
 pub fn sums_by_index(contributions: &[Contribution], width: usize) -> Result<Vec<f64>> {
+    sums_from(contributions, 0, width)
+}
+
+/// [`sums_by_index`] of a slice of a row, the indices `base..base + width`
+/// (a group of `ember_features`), indexed from 0.
+pub fn sums_from(contributions: &[Contribution], base: u64, width: usize) -> Result<Vec<f64>> {
     let mut sums = vec![0.0f64; width];
     for c in contributions {
-        let slot = usize::try_from(c.index)
-            .ok()
-            .and_then(|i| sums.get_mut(i))
-            .ok_or_else(|| {
-                Error::new(
-                    crate::ErrorKind::Internal,
-                    format!(
-                        "contribution to index {} of a row of {width} (a bug in rustfx)",
-                        c.index
-                    ),
-                )
-            })?;
-        *slot += c.value;
+        sums[slot_of(c, base, width)?] += c.value;
     }
     Ok(sums)
+}
+
+/// `c`'s index as a slot of the indices `base..base + width`, counted from
+/// 0; outside them an `Internal` error (a bug in the explainer).
+pub fn slot_of(c: &Contribution, base: u64, width: usize) -> Result<usize> {
+    c.index
+        .checked_sub(base)
+        .and_then(|i| usize::try_from(i).ok())
+        .filter(|&i| i < width)
+        .ok_or_else(|| {
+            Error::new(
+                crate::ErrorKind::Internal,
+                format!(
+                    "contribution to index {} outside {base}..{base}+{width} (a bug in rustfx)",
+                    c.index
+                ),
+            )
+        })
 }
 
 /// A batch of one dense float32 row.

@@ -12,12 +12,12 @@ use super::counter::{add_dense, finish_sparse_row, EXACT_F32_SUMS};
 use super::spans::spanned_grams;
 use super::{Bucket, NgramCounter, NgramCounts, NgramHasher, NgramSequence};
 use crate::explain::{
-    float32_row, not_explained, Contribution, Contributions, Explain, ExplainOptions, Explanation,
-    MAX_CONTRIBUTIONS,
+    float32_row, not_explained, slot_of, Contribution, Contributions, Explain, ExplainOptions,
+    Explanation, MAX_CONTRIBUTIONS,
 };
 use crate::extractor::{RowExtractor, SparseRowsExtractor};
 use crate::output::{Batch, DenseRows, SparseRow};
-use crate::{Error, ErrorKind, Result};
+use crate::Result;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
@@ -59,18 +59,7 @@ fn contributions(
 
 /// A contribution's index as a slot of a row of `width`, or the bug it is.
 fn slot(c: &Contribution, width: usize) -> Result<usize> {
-    usize::try_from(c.index)
-        .ok()
-        .filter(|&i| i < width)
-        .ok_or_else(|| {
-            Error::new(
-                ErrorKind::Internal,
-                format!(
-                    "contribution to index {} of a row of {width} (a bug in rustfx)",
-                    c.index
-                ),
-            )
-        })
+    slot_of(c, 0, width)
 }
 
 /// The hash sign a count contribution carries (+1 without

@@ -2,14 +2,15 @@
 //! offset by the group's start in the row, and each group's slice rebuilt
 //! in that group's arithmetic.
 
+use super::counts_of;
 use super::general::{assemble_general, explain_general};
 use super::strings::{assemble_strings, explain_strings};
-use super::{counts_of, group_sums};
 use crate::byte_features::{
     byte_counts, explain_byte_values, explain_entropy_blocks, normalise_like_numpy_f32,
 };
 use crate::ember2024::pe_groups::explain::{assemble_pe_group, explain_pe_group};
 use crate::ember2024::{EmberFeatures, EmberGroup};
+use crate::explain::sums_from;
 use crate::explain::{
     float32_row, Contribution, Contributions, Explain, ExplainOptions, Explanation,
 };
@@ -102,7 +103,7 @@ fn assemble(groups: &[EmberGroup], contributions: &[Contribution]) -> Result<Bat
             EmberGroup::General => assemble_general(mine, base, slot)?,
             // thrember's float32 normalisation, as `write_row`.
             EmberGroup::Histogram | EmberGroup::ByteEntropy => {
-                let sums = group_sums(mine, base, 256)?;
+                let sums = sums_from(mine, base, 256)?;
                 normalise_like_numpy_f32(&counts_of(&sums), slot)
             }
             EmberGroup::Strings => assemble_strings(mine, base, slot)?,

@@ -1,8 +1,8 @@
 //! `general_file_info`'s explanation, and that of `ember_features`'
 //! `general` group (the same values with `is_pe` between).
 
-use super::group_sums;
 use crate::ember2024::general::{GeneralFileInfo, GENERAL_FILE_INFO_DIM};
+use crate::explain::sums_from;
 use crate::explain::{
     float32_row, Contribution, Contributions, Explain, ExplainOptions, Explanation,
 };
@@ -82,7 +82,7 @@ pub(super) fn assemble_general(
     base: u64,
     row: &mut [f32],
 ) -> Result<()> {
-    let sums = group_sums(contributions, base, row.len())?;
+    let sums = sums_from(contributions, base, row.len())?;
     for (slot, sum) in row.iter_mut().zip(sums) {
         *slot = sum as f32;
     }

@@ -1,11 +1,12 @@
 //! `ember2024_string_features`' explanation, also `ember_features`'
 //! `strings` group.
 
-use super::{counts_of, group_sums};
+use super::counts_of;
 use crate::byte_features::put_string_statistics;
 use crate::ember2024::strings::{
     numpy2_entropy, pattern_regexes, Ember2024Strings, EMBER2024_STRINGS_DIM, PATTERNS,
 };
+use crate::explain::sums_from;
 use crate::explain::{
     float32_row, Contribution, Contributions, Explain, ExplainOptions, Explanation,
 };
@@ -141,7 +142,7 @@ pub(super) fn assemble_strings(
     base: u64,
     row: &mut [f32],
 ) -> Result<()> {
-    let sums = group_sums(contributions, base, EMBER2024_STRINGS_DIM)?;
+    let sums = sums_from(contributions, base, EMBER2024_STRINGS_DIM)?;
     let at = |index: u64| sums.get(index as usize).copied().unwrap_or(0.0);
     let numstrings = at(NUMSTRINGS) as u64;
     let printables = at(PRINTABLES) as u64;

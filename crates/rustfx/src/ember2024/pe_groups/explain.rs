@@ -27,7 +27,7 @@ use super::super::authenticode::{authenticode_by_record, Authenticode};
 use super::super::EmberGroup;
 use super::warnings::warning_id;
 use super::{explain_headers, explain_tables, hashed_slot};
-use crate::explain::{Contribution, Contributions};
+use crate::explain::{sums_from, Contribution, Contributions};
 use crate::pe::{FileSpan, Pe};
 use crate::{Error, ErrorKind, Result};
 
@@ -87,22 +87,7 @@ pub(crate) fn assemble_pe_group(
             out.len()
         )));
     }
-    let mut sums = vec![0f64; width];
-    for c in contributions {
-        let slot = c
-            .index
-            .checked_sub(base)
-            .and_then(|local| usize::try_from(local).ok())
-            .and_then(|local| sums.get_mut(local))
-            .ok_or_else(|| {
-                internal(format!(
-                    "contribution to index {} outside group {} (from {base}, {width} values)",
-                    c.index,
-                    group.name()
-                ))
-            })?;
-        *slot += c.value;
-    }
+    let sums = sums_from(contributions, base, width)?;
     super::put(out, &sums);
     Ok(())
 }
