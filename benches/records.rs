@@ -1,7 +1,7 @@
 //! The core on short records, with no TensorFlow: what `benches/records.py`
 //! compares the ops with. Each spec runs over the records in batches of
 //! 1024, as a kernel's chunk does (one batch call: `write_rows`,
-//! `append_id_rows`, ...), and also one call per record (the per-row
+//! `append_rows`, ...), and also one call per record (the per-row
 //! calls the kernels made before), on one thread.
 //!
 //!     cargo bench --bench records -- RECORDS SPECS [REPEAT]
@@ -27,7 +27,7 @@
 use rustfx::extractor::Extractor;
 use rustfx::hashing::Fingerprint64Batch;
 use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher};
-use rustfx::output::Batch;
+use rustfx::output::{Batch, Values};
 use rustfx::spec::FeatureSpec;
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -262,30 +262,25 @@ impl Fnv {
     /// Every value of `batch`, row by row (the bench's conversion of the
     /// core's batch).
     fn add_batch(&mut self, batch: &Batch) {
-        match batch {
-            Batch::Float32Rows(rows) => rows
-                .values
-                .iter()
-                .for_each(|v| self.add(u64::from(v.to_bits()))),
-            Batch::Int32Rows(rows) => rows.values.iter().for_each(|&v| self.add(v as u64)),
-            Batch::Int64Rows(rows) => rows.values.iter().for_each(|&v| self.add(v as u64)),
-            Batch::RaggedIds { ids, row_ends } => self.add_rows(row_ends, |at| ids[at] as u64),
-            Batch::SparseRows {
-                indices,
-                values,
-                row_ends,
-                ..
-            } => self.add_rows(row_ends, |at| indices[at] ^ u64::from(values[at].to_bits())),
-            Batch::RaggedStrings {
-                string_ends,
-                row_ends,
-                ..
-            } => {
-                let mut start = 0;
-                self.add_rows(row_ends, |at| {
-                    string_ends[at] - std::mem::replace(&mut start, string_ends[at])
-                });
+        let values = batch.values();
+        let size = values.dtype().size().unwrap_or(1);
+        // A number's bits, or a string's length.
+        let value = |at: usize| -> u64 {
+            match values {
+                Values::String(s) => s.ends[at] - if at == 0 { 0 } else { s.ends[at - 1] },
+                _ => {
+                    let mut bits = [0u8; 8];
+                    bits[..size].copy_from_slice(&values.as_bytes()[at * size..(at + 1) * size]);
+                    u64::from_le_bytes(bits)
+                }
             }
+        };
+        match batch {
+            Batch::Dense { .. } => (0..values.len()).for_each(|at| self.add(value(at))),
+            Batch::Ragged { row_ends, .. } => self.add_rows(row_ends, value),
+            Batch::Sparse {
+                indices, row_ends, ..
+            } => self.add_rows(row_ends, |at| indices[at] ^ value(at)),
         }
     }
 

@@ -1,5 +1,6 @@
-// The extractor ops: one op per output kind, serving every extractor of the
-// core's registry. Each takes its documents (`input`, or the files it names:
+// The extractor ops: one kernel per output layout (dense, ragged, sparse),
+// serving every extractor of the core's registry and every dtype through
+// the dtype table (dtypes.h). Each takes its documents (`input`, or the files it names:
 // kSourceAttrs) and one `spec` attr, a FeatureSpec's JSON, which the core
 // parses, checks (output version included) and builds when the kernel is
 // constructed, before any output is computed. So a new extractor needs no
@@ -7,13 +8,14 @@
 // carries the spec of every extractor it uses.
 //
 // An op is a kernel class (kName, Init, Compute) and a definition; the
-// kernel checks that the spec's output kind is the op's. Shapes: a C API
+// kernel checks that the spec's layout and dtype are the op's. Shapes: a C API
 // shape function cannot read the spec, so outputs whose size the spec
 // gives have an unknown last dimension here, and the Python wrappers set
 // it (python/rustfx/spec.py).
 #include <cstring>
 #include <vector>
 
+#include "dtypes.h"
 #include "tf_kernel.h"
 
 namespace rustfx {
@@ -28,9 +30,9 @@ class ExtractorKernel {
     std::string spec;
     RUSTFX_RETURN_IF_ERROR(attrs.String("spec", &spec));
     RUSTFX_RETURN_IF_ERROR(InvalidArgumentIfThrows([&] { extractor_.emplace(new_extractor(spec)); }));
-    if (!Op::Accepts(extractor().output_kind())) {
+    if (extractor().layout() != Op::kLayout) {
       return InvalidArgument(std::string(Op::kName) +
-                             " cannot serve this spec's output kind; "
+                             " cannot serve this spec's output layout; "
                              "use rustfx.extract(spec, ...), which picks the op: " +
                              spec);
     }
@@ -46,30 +48,54 @@ class ExtractorKernel {
     return PlanChunks(OpThreads(), source(), input, extractor().cost_per_byte());
   }
 
+  // Checks that the op's output `attr` (its type attr, or `fixed` for an
+  // op whose output type is in its signature) is the spec's dtype.
+  OpStatus CheckDType(const Attrs& attrs, const char* attr, std::optional<TF_DataType> fixed) const {
+    TF_DataType declared = fixed.value_or(TF_FLOAT);
+    if (!fixed) RUSTFX_RETURN_IF_ERROR(attrs.Type(attr, &declared));
+    const DTypeInfo& info = Info(extractor().dtype());
+    if (declared != info.tf) {
+      return InvalidArgument(std::string(Op::kName) + ": the output type is not the spec's dtype " +
+                             info.attr_name);
+    }
+    return {};
+  }
+
   // The ragged and sparse kernels' first half: each of `chunks` extracted
-  // by `fill(chunk, part)` into a Part of its own. A Part has `row_ends`
-  // (one per document, cumulative), `value_count()` and `Consistent()`
-  // (see CheckPart).
-  template <typename Part, typename Fill>
+  // into a Part of its own (the core's batch of that chunk), checked. A
+  // chunk of files comes one file at a time, each appended to its part.
   OpStatus ExtractParts(const StringInput& input, const DocumentChunks& chunks,
-                        std::vector<Part>* parts, Fill fill) const {
+                        std::vector<std::optional<rust::Box<Part>>>* parts) const {
     parts->resize(chunks.count());
+    const Extractor& e = extractor();
     RUSTFX_RETURN_IF_ERROR(ForEachChunk(
         Op::kName, source(), input, chunks,
-        [&](int64_t c, int64_t, const DocumentChunk& chunk) { fill(chunk, (*parts)[c]); }));
+        [&](int64_t c, int64_t, const DocumentChunk& chunk) {
+          std::optional<rust::Box<Part>>& part = (*parts)[c];
+          if (part) {
+            e.append_part(chunk, **part);
+          } else {
+            part.emplace(e.extract_part(chunk));
+          }
+        }));
     for (int64_t c = 0; c < chunks.count(); ++c) {
-      RUSTFX_RETURN_IF_ERROR(CheckPart((*parts)[c], chunks.end(c) - chunks.begin(c)));
+      if (!(*parts)[c]) return Internal(std::string(Op::kName) + ": a chunk was not extracted");
+      RUSTFX_RETURN_IF_ERROR(CheckPart(**(*parts)[c], chunks.end(c) - chunks.begin(c)));
     }
     return {};
   }
 
   // A part that does not match its `rows` documents is a bug in rustfx,
   // reported as Internal rather than copied out.
-  template <typename Part>
   static OpStatus CheckPart(const Part& part, int64_t rows) {
-    const uint64_t last_end = rows == 0 ? 0 : part.row_ends.data()[rows - 1];
-    if (static_cast<int64_t>(part.row_ends.size()) != rows || last_end != part.value_count() ||
-        !part.Consistent()) {
+    const rust::Slice<const uint64_t> ends = part.row_ends();
+    const uint64_t last_end = rows == 0 ? 0 : ends.data()[rows - 1];
+    const size_t count = part.value_count();
+    const rust::Slice<const uint64_t> string_ends = part.string_ends();
+    const bool strings_fit =
+        string_ends.empty() ||
+        string_ends.data()[string_ends.size() - 1] == part.value_bytes().size();
+    if (static_cast<int64_t>(ends.size()) != rows || last_end != count || !strings_fit) {
       return Internal(std::string(Op::kName) +
                       ": a chunk's rows do not match its documents (a bug in rustfx)");
     }
@@ -92,112 +118,47 @@ std::vector<const char*> ExtractorAttrs(std::initializer_list<const char*> extra
 
 // ---- Dense rows: input.shape + [width] -------------------------------------
 
-template <typename T>
-struct DenseValue;
-template <>
-struct DenseValue<float> {
-  static constexpr OutputKind kKind = OutputKind::Float32Rows;
-  static constexpr TF_DataType kType = TF_FLOAT;
-  static void Write(const Extractor& e, const DocumentChunk& docs, rust::Slice<float> rows) {
-    e.write_f32_rows(docs, rows);
-  }
-};
-template <>
-struct DenseValue<int32_t> {
-  static constexpr OutputKind kKind = OutputKind::Int32Rows;
-  static constexpr TF_DataType kType = TF_INT32;
-  static void Write(const Extractor& e, const DocumentChunk& docs, rust::Slice<int32_t> rows) {
-    e.write_i32_rows(docs, rows);
-  }
-};
-template <>
-struct DenseValue<int64_t> {
-  static constexpr OutputKind kKind = OutputKind::Int64Rows;
-  static constexpr TF_DataType kType = TF_INT64;
-  static void Write(const Extractor& e, const DocumentChunk& docs, rust::Slice<int64_t> rows) {
-    e.write_i64_rows(docs, rows);
-  }
-};
-
-// The fixed-width rows of a FeatureSpec's extractor (float32, int32 or
-// int64, `Tout` must be the spec's dtype), of shape input.shape + [width].
+// The fixed-width rows of a FeatureSpec's extractor, of shape
+// input.shape + [width], in any numeric dtype (`Tout` must be the spec's).
 struct DenseRowsOp {
   static constexpr char kName[] = "Rustfx>DenseRows";
-  static bool Accepts(OutputKind kind) {
-    return kind == OutputKind::Float32Rows || kind == OutputKind::Int32Rows ||
-           kind == OutputKind::Int64Rows;
-  }
+  static constexpr Layout kLayout = Layout::Dense;
   static void Shape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
     InputShapePlusUnknown(ctx, 0, status);
   }
 
-  template <typename T>
   class Kernel : public ExtractorKernel<DenseRowsOp> {
    public:
     static constexpr const char* kName = DenseRowsOp::kName;
     OpStatus Init(TF_OpKernelConstruction* ctx, const Attrs& attrs) {
       RUSTFX_RETURN_IF_ERROR(ExtractorKernel::Init(ctx, attrs));
-      if (extractor().output_kind() != DenseValue<T>::kKind) {
-        return InvalidArgument("Tout is not the spec's output dtype");
-      }
-      return {};
+      return CheckDType(attrs, "Tout", std::nullopt);
     }
     OpStatus Compute(TF_OpKernelContext* ctx) const {
       const Extractor& e = extractor();
+      const DTypeInfo& info = Info(e.dtype());
       StringInput input;
       RUSTFX_RETURN_IF_ERROR(GetStringInput(ctx, 0, &input));
       const int64_t width = static_cast<int64_t>(e.width());
       std::vector<int64_t> dims = input.dims;
       dims.push_back(width);
       TensorPtr output;
-      RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 0, DenseValue<T>::kType, dims, &output));
-      T* rows = Data<T>(output);
+      RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 0, info.tf, dims, &output));
+      uint8_t* rows = Data<uint8_t>(output);
+      const size_t row_bytes = static_cast<size_t>(width) * info.size;
       const DocumentChunks chunks = PlanChunks(OpThreads(), source(), input,
                                                e.cost_per_byte(), e.work_bytes_hint());
       return ForEachChunk(kName, source(), input, chunks,
                           [&](int64_t, int64_t first, const DocumentChunk& chunk) {
-                            DenseValue<T>::Write(
-                                e, chunk, rust::Slice<T>(rows + first * width, chunk.len() * width));
+                            e.write_dense_rows(chunk, rust::Slice<uint8_t>(
+                                                          rows + first * row_bytes,
+                                                          chunk.len() * row_bytes));
                           });
     }
   };
 };
 
 // ---- Ragged rows: values + row_splits over the flattened input -------------
-
-// The parts of a ragged output (checked by ExtractParts): chunk c's
-// `row_ends` and its `value_count()` values, copied by `copy(part, out)`
-// into output `values_index` (of `dtype`, element type T) as one flat
-// tensor, with row_splits at `values_index + 1`.
-template <typename T, typename Part, typename Copy>
-OpStatus EmitRagged(TF_OpKernelContext* ctx, const DocumentChunks& chunks,
-                    const std::vector<Part>& parts, int values_index, TF_DataType dtype,
-                    Copy copy) {
-  const int64_t n = chunks.count() > 0 ? chunks.end(chunks.count() - 1) : 0;
-  TensorPtr splits;
-  RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, values_index + 1, TF_INT64, {n + 1}, &splits));
-  int64_t* splits_flat = Data<int64_t>(splits);
-  splits_flat[0] = 0;
-  std::vector<int64_t> part_starts(parts.size() + 1, 0);
-  for (int64_t c = 0; c < chunks.count(); ++c) {
-    const Part& part = parts[c];
-    const int64_t rows = chunks.end(c) - chunks.begin(c);
-    const uint64_t* ends = part.row_ends.data();
-    const int64_t base = part_starts[c];
-    for (int64_t j = 0; j < rows; ++j) {
-      splits_flat[chunks.begin(c) + j + 1] = base + static_cast<int64_t>(ends[j]);
-    }
-    part_starts[c + 1] = base + static_cast<int64_t>(part.value_count());
-  }
-  TensorPtr values;
-  RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, values_index, dtype, {part_starts.back()}, &values));
-  T* out = Data<T>(values);
-  // Chunks are copied in parallel: they can be larger than the input.
-  ForEachRange(chunks.count(), chunks.threads, [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c) copy(parts[c], out + part_starts[c]);
-  });
-  return {};
-}
 
 // values: [unknown]; row_splits: [input elements + 1].
 void RaggedShape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
@@ -209,65 +170,100 @@ void RaggedShape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
   TF_ShapeInferenceContextSetOutput(ctx, 1, splits.get(), status);
 }
 
-// The int64 ids of a FeatureSpec's extractor with a ragged output (hashed
-// n-grams), for every element of `input` (read flattened): element i owns
-// values[row_splits[i]:row_splits[i+1]].
-struct RaggedIdsOp {
-  static constexpr char kName[] = "Rustfx>RaggedIds";
-  static bool Accepts(OutputKind kind) { return kind == OutputKind::RaggedIds; }
+// Copies a part's values (of `info`'s dtype) to `out`.
+void CopyValues(const Part& part, const DTypeInfo& info, uint8_t* out) {
+  const rust::Slice<const uint8_t> bytes = part.value_bytes();
+  if (info.tf != TF_STRING) {
+    if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
+    return;
+  }
+  TF_TString* strings = reinterpret_cast<TF_TString*>(out);
+  const char* data = reinterpret_cast<const char*>(bytes.data());
+  const rust::Slice<const uint64_t> ends = part.string_ends();
+  uint64_t start = 0;
+  for (size_t j = 0; j < ends.size(); ++j) {
+    TF_TString_Copy(&strings[j], data + start, ends[j] - start);
+    start = ends[j];
+  }
+}
 
-  // A chunk's ids, end to end, and where each document's end.
-  struct IdRows {
-    rust::Vec<int64_t> ids;
-    rust::Vec<uint64_t> row_ends;
-    size_t value_count() const { return ids.size(); }
-    bool Consistent() const { return true; }
-  };
+// The values of a FeatureSpec's extractor with a ragged output (hashed
+// n-gram ids, byte sequences, printable strings), in any dtype, for every
+// element of `input` (read flattened): element i owns
+// values[row_splits[i]:row_splits[i+1]]. One kernel serves Rustfx>Ragged
+// (its dtype in `Tout`) and the older Rustfx>RaggedIds (int64) and
+// Rustfx>RaggedStrings (string), which saved models still name.
+struct RaggedKernel {
+  template <typename Op>
+  class Kernel : public ExtractorKernel<Op> {
+    using Base = ExtractorKernel<Op>;
 
-  class Kernel : public ExtractorKernel<RaggedIdsOp> {
    public:
-    static constexpr const char* kName = RaggedIdsOp::kName;
+    static constexpr const char* kName = Op::kName;
+    OpStatus Init(TF_OpKernelConstruction* ctx, const Attrs& attrs) {
+      RUSTFX_RETURN_IF_ERROR(Base::Init(ctx, attrs));
+      return this->CheckDType(attrs, "Tout", Op::kFixed);
+    }
+
     OpStatus Compute(TF_OpKernelContext* ctx) const {
-      const Extractor& e = extractor();
+      const Extractor& e = this->extractor();
+      const DTypeInfo& info = Info(e.dtype());
       StringInput input;
       RUSTFX_RETURN_IF_ERROR(GetStringInput(ctx, 0, &input));
-      const bool countable = !source().reads_files() && e.counts_ids_up_front();
+      const bool numeric = info.tf != TF_STRING;
+      const bool countable = numeric && !this->source().reads_files() && e.counts_up_front();
       if (countable) {
         bool done = false;
-        RUSTFX_RETURN_IF_ERROR(ComputeInPlace(ctx, e, input, &done));
+        RUSTFX_RETURN_IF_ERROR(ComputeInPlace(ctx, e, info, input, &done));
         if (done) return {};
       }
-      const DocumentChunks chunks = Chunks(input);
-      if (!chunks.parallel) {
-        // Ids the output starts with room for.
+      const DocumentChunks chunks = this->Chunks(input);
+      if (numeric && !chunks.parallel) {
+        // Values the output starts with room for.
         int64_t room = 0;
-        if (countable) RUSTFX_RETURN_IF_ERROR(MaxIds(e, input, &room));
-        return ComputeInOrder(ctx, e, input, chunks, room);
+        if (countable) RUSTFX_RETURN_IF_ERROR(MaxValues(e, input, &room));
+        return ComputeInOrder(ctx, e, info, input, chunks, room);
       }
-      std::vector<IdRows> parts;
-      RUSTFX_RETURN_IF_ERROR(ExtractParts(input, chunks, &parts,
-                                          [&e](const DocumentChunk& chunk, IdRows& part) {
-                                            e.append_id_rows(chunk, part.ids, part.row_ends);
-                                          }));
-      return EmitRagged<int64_t>(ctx, chunks, parts, 0, TF_INT64,
-                                 [](const IdRows& part, int64_t* out) {
-                                   if (!part.ids.empty()) {
-                                     std::memcpy(out, part.ids.data(),
-                                                 part.ids.size() * sizeof(int64_t));
-                                   }
-                                 });
+      std::vector<std::optional<rust::Box<Part>>> parts;
+      RUSTFX_RETURN_IF_ERROR(this->ExtractParts(input, chunks, &parts));
+      const int64_t n = chunks.count() > 0 ? chunks.end(chunks.count() - 1) : 0;
+      TensorPtr splits;
+      RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 1, TF_INT64, {n + 1}, &splits));
+      int64_t* splits_flat = Data<int64_t>(splits);
+      splits_flat[0] = 0;
+      std::vector<int64_t> part_starts(parts.size() + 1, 0);
+      for (int64_t c = 0; c < chunks.count(); ++c) {
+        const Part& part = **parts[c];
+        const int64_t rows = chunks.end(c) - chunks.begin(c);
+        const uint64_t* ends = part.row_ends().data();
+        const int64_t base = part_starts[c];
+        for (int64_t j = 0; j < rows; ++j) {
+          splits_flat[chunks.begin(c) + j + 1] = base + static_cast<int64_t>(ends[j]);
+        }
+        part_starts[c + 1] = base + static_cast<int64_t>(part.value_count());
+      }
+      TensorPtr values;
+      RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 0, info.tf, {part_starts.back()}, &values));
+      uint8_t* out = Data<uint8_t>(values);
+      // Chunks are copied in parallel: they can be larger than the input.
+      ForEachRange(chunks.count(), chunks.threads, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+          CopyValues(**parts[c], info, out + part_starts[c] * info.size);
+        }
+      });
+      return {};
     }
 
    private:
-    // Chunks run in order on this thread: each chunk's ids are copied into
-    // `values` as soon as they are made, while in cache, instead of all
-    // chunks being kept and copied at the end (10% of whitespace ids of
+    // Chunks run in order on this thread: each chunk's values are copied
+    // into `values` as soon as they are made, while in cache, instead of
+    // all chunks being kept and copied at the end (10% of whitespace ids of
     // log lines: 21 MB gathered, then read back from memory). `values`
     // grows as needed, sized at each growth for the documents left at the
-    // rate so far and an eighth more, from `room` ids; the output is its
-    // first ids (the rest unused, or copied to size when more than half
+    // rate so far and an eighth more, from `room` values; the output is its
+    // first values (the rest unused, or copied to size when more than half
     // would be).
-    OpStatus ComputeInOrder(TF_OpKernelContext* ctx, const Extractor& e,
+    OpStatus ComputeInOrder(TF_OpKernelContext* ctx, const Extractor& e, const DTypeInfo& info,
                             const StringInput& input, const DocumentChunks& chunks,
                             int64_t room) const {
       const int64_t n = input.size;
@@ -275,34 +271,35 @@ struct RaggedIdsOp {
       RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 1, TF_INT64, {n + 1}, &splits));
       int64_t* row_splits = Data<int64_t>(splits);
       row_splits[0] = 0;
-      IdBuffer values(ctx);
+      ValueBuffer values(ctx, info.tf, info.size);
       RUSTFX_RETURN_IF_ERROR(values.Reserve(room, 0));
       int64_t used = 0;
-      IdRows part;
+      std::optional<rust::Box<Part>> part;
       OpStatus status;
       RUSTFX_RETURN_IF_ERROR(ForEachChunk(
-          kName, source(), input, chunks, [&](int64_t, int64_t first, const DocumentChunk& chunk) {
+          kName, this->source(), input, chunks,
+          [&](int64_t, int64_t first, const DocumentChunk& chunk) {
             if (!status.ok()) return;
-            part.ids.clear();
-            part.row_ends.clear();
-            e.append_id_rows(chunk, part.ids, part.row_ends);
+            if (part) {
+              e.refill_part(chunk, **part);
+            } else {
+              part.emplace(e.extract_part(chunk));
+            }
             const int64_t rows = static_cast<int64_t>(chunk.len());
-            status = CheckPart(part, rows);
+            status = Base::CheckPart(**part, rows);
             if (!status.ok()) return;
-            const uint64_t* ends = part.row_ends.data();
+            const uint64_t* ends = (*part)->row_ends().data();
             for (int64_t j = 0; j < rows; ++j) {
               row_splits[first + j + 1] = used + static_cast<int64_t>(ends[j]);
             }
-            const int64_t count = static_cast<int64_t>(part.ids.size());
+            const int64_t count = static_cast<int64_t>((*part)->value_count());
             if (used + count > values.capacity()) {
               const int64_t done = first + rows;
               const int64_t expected = used + count + (used + count) / done * (n - done);
               status = values.Reserve(expected + expected / 8, used);
               if (!status.ok()) return;
             }
-            if (count > 0) {
-              std::memcpy(values.data() + used, part.ids.data(), count * sizeof(int64_t));
-            }
+            CopyValues(**part, info, values.data() + used * info.size);
             used += count;
           }));
       RUSTFX_RETURN_IF_ERROR(status);
@@ -311,33 +308,33 @@ struct RaggedIdsOp {
     }
 
     // The room ComputeInOrder starts with when `write_row_splits` could
-    // not count (a binary's characters): at most as many ids as the
+    // not count (a binary's characters): at most as many values as the
     // documents have windows, so `values` never grows (a binary has a
     // character for almost every byte; on compressed files, growing from
     // the first chunks' rate cost 6%). Capped: a larger batch grows.
-    static OpStatus MaxIds(const Extractor& e, const StringInput& input, int64_t* room) {
-      constexpr uint64_t kMaxPresizedIds = uint64_t{1} << 26;  // 512 MiB
+    static OpStatus MaxValues(const Extractor& e, const StringInput& input, int64_t* room) {
+      constexpr uint64_t kMaxPresizedValues = uint64_t{1} << 26;
       try {
         const uint64_t bound =
-            e.max_ids(DocumentChunk(input.strings, static_cast<size_t>(input.size)));
-        *room = static_cast<int64_t>(std::min(bound, kMaxPresizedIds));
+            e.max_values(DocumentChunk(input.strings, static_cast<size_t>(input.size)));
+        *room = static_cast<int64_t>(std::min(bound, kMaxPresizedValues));
       } catch (const std::exception& err) {
         return Internal(std::string(kName) + ": " + err.what());
       }
       return {};
     }
 
-    // Byte and character n-grams: each document's id count (its windows)
-    // is known up front, so the outputs are sized first and each
-    // chunk's ids are written straight into `values`, not gathered and
-    // copied (8 bytes per n-gram). `*done` stays false, with no output
-    // set, when a document's ids cannot be counted (the caller gathers).
-    OpStatus ComputeInPlace(TF_OpKernelContext* ctx, const Extractor& e, const StringInput& input,
-                            bool* done) const {
+    // Byte and character n-grams, byte sequences: each document's value
+    // count is known up front, so the outputs are sized first and each
+    // chunk's values are written straight into `values`, not gathered and
+    // copied. `*done` stays false, with no output set, when a document's
+    // values cannot be counted (the caller gathers).
+    OpStatus ComputeInPlace(TF_OpKernelContext* ctx, const Extractor& e, const DTypeInfo& info,
+                            const StringInput& input, bool* done) const {
       const int64_t n = input.size;
-      IdBuffer splits(ctx);
+      ValueBuffer splits(ctx, TF_INT64, sizeof(int64_t));
       RUSTFX_RETURN_IF_ERROR(splits.Reserve(n + 1, 0));
-      int64_t* row_splits = splits.data();
+      int64_t* row_splits = reinterpret_cast<int64_t*>(splits.data());
       try {
         if (!e.write_row_splits(
                 DocumentChunk(input.strings, static_cast<size_t>(n)),
@@ -350,66 +347,39 @@ struct RaggedIdsOp {
       *done = true;
       const int64_t total = row_splits[n];
       TensorPtr values;
-      RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 0, TF_INT64, {total}, &values));
-      int64_t* out = Data<int64_t>(values);
-      const DocumentChunks chunks = Chunks(input);
+      RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 0, info.tf, {total}, &values));
+      uint8_t* out = Data<uint8_t>(values);
+      const DocumentChunks chunks = this->Chunks(input);
       RUSTFX_RETURN_IF_ERROR(ForEachChunk(
-          kName, source(), input, chunks, [&](int64_t, int64_t first, const DocumentChunk& chunk) {
+          kName, this->source(), input, chunks,
+          [&](int64_t, int64_t first, const DocumentChunk& chunk) {
             const int64_t begin = row_splits[first];
             const int64_t end = row_splits[first + chunk.len()];
             if (end == begin) return;
-            e.write_id_rows(chunk, rust::Slice<int64_t>(out + begin, end - begin));
+            e.write_values(chunk, rust::Slice<uint8_t>(out + begin * info.size,
+                                                       (end - begin) * info.size));
           }));
       return splits.SetOutput(1, n + 1);
     }
   };
 };
 
-// The strings of a FeatureSpec's extractor with a ragged string output
-// (printable strings), for every element of `input` (read flattened):
-// element i owns values[row_splits[i]:row_splits[i+1]].
+// Rustfx>Ragged: the dtype in `Tout`.
+struct RaggedRowsOp {
+  static constexpr char kName[] = "Rustfx>Ragged";
+  static constexpr Layout kLayout = Layout::Ragged;
+  static constexpr std::optional<TF_DataType> kFixed = std::nullopt;
+};
+// The ops of rustfx <= 0.1's saved models: ids and strings.
+struct RaggedIdsOp {
+  static constexpr char kName[] = "Rustfx>RaggedIds";
+  static constexpr Layout kLayout = Layout::Ragged;
+  static constexpr std::optional<TF_DataType> kFixed = TF_INT64;
+};
 struct RaggedStringsOp {
   static constexpr char kName[] = "Rustfx>RaggedStrings";
-  static bool Accepts(OutputKind kind) { return kind == OutputKind::RaggedStrings; }
-
-  // A chunk's strings: their bytes end to end, where each string ends, and
-  // where each document's strings end (a count of strings).
-  struct StringRows {
-    rust::Vec<uint8_t> bytes;
-    rust::Vec<uint64_t> ends;
-    rust::Vec<uint64_t> row_ends;
-    size_t value_count() const { return ends.size(); }
-    bool Consistent() const {
-      return (ends.empty() ? 0 : ends.data()[ends.size() - 1]) == bytes.size();
-    }
-  };
-
-  class Kernel : public ExtractorKernel<RaggedStringsOp> {
-   public:
-    static constexpr const char* kName = RaggedStringsOp::kName;
-    OpStatus Compute(TF_OpKernelContext* ctx) const {
-      const Extractor& e = extractor();
-      StringInput input;
-      RUSTFX_RETURN_IF_ERROR(GetStringInput(ctx, 0, &input));
-      const DocumentChunks chunks = Chunks(input);
-      std::vector<StringRows> parts;
-      RUSTFX_RETURN_IF_ERROR(ExtractParts(input, chunks, &parts,
-                                          [&e](const DocumentChunk& chunk, StringRows& part) {
-                                            e.append_string_rows(chunk, part.bytes, part.ends,
-                                                                 part.row_ends);
-                                          }));
-      return EmitRagged<TF_TString>(
-          ctx, chunks, parts, 0, TF_STRING, [](const StringRows& part, TF_TString* out) {
-            const char* bytes = reinterpret_cast<const char*>(part.bytes.data());
-            const uint64_t* ends = part.ends.data();
-            uint64_t start = 0;
-            for (size_t j = 0; j < part.ends.size(); ++j) {
-              TF_TString_Copy(&out[j], bytes + start, ends[j] - start);
-              start = ends[j];
-            }
-          });
-    }
-  };
+  static constexpr Layout kLayout = Layout::Ragged;
+  static constexpr std::optional<TF_DataType> kFixed = TF_STRING;
 };
 
 // ---- Sparse rows: the parts of a tf.SparseTensor ----------------------------
@@ -419,7 +389,7 @@ struct RaggedStringsOp {
 // (input read flattened), indices sorted row-major.
 struct SparseRowsOp {
   static constexpr char kName[] = "Rustfx>SparseRows";
-  static bool Accepts(OutputKind kind) { return kind == OutputKind::SparseRows; }
+  static constexpr Layout kLayout = Layout::Sparse;
   static void Shape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
     ShapeHandle unknown(Vector(ctx, -1)), two(Vector(ctx, 2)), indices;
     TF_ShapeInferenceContextConcatenateShapes(ctx, unknown.get(), two.get(), indices.get(), status);
@@ -428,48 +398,43 @@ struct SparseRowsOp {
     if (TF_GetCode(status) == TF_OK) TF_ShapeInferenceContextSetOutput(ctx, 2, two.get(), status);
   }
 
-  // A chunk's sparse rows: indices and values end to end, and where each
-  // document's end.
-  struct SparseParts {
-    rust::Vec<uint64_t> indices;
-    rust::Vec<float> values;
-    rust::Vec<uint64_t> row_ends;
-    size_t value_count() const { return indices.size(); }
-    bool Consistent() const { return values.size() == indices.size(); }
-  };
-
   class Kernel : public ExtractorKernel<SparseRowsOp> {
    public:
     static constexpr const char* kName = SparseRowsOp::kName;
+    OpStatus Init(TF_OpKernelConstruction* ctx, const Attrs& attrs) {
+      RUSTFX_RETURN_IF_ERROR(ExtractorKernel::Init(ctx, attrs));
+      return CheckDType(attrs, "", TF_FLOAT);
+    }
     OpStatus Compute(TF_OpKernelContext* ctx) const {
       const Extractor& e = extractor();
+      const DTypeInfo& info = Info(e.dtype());
       StringInput input;
       RUSTFX_RETURN_IF_ERROR(GetStringInput(ctx, 0, &input));
       const DocumentChunks chunks = Chunks(input);
-      std::vector<SparseParts> parts;
-      RUSTFX_RETURN_IF_ERROR(ExtractParts(input, chunks, &parts,
-                                          [&e](const DocumentChunk& chunk, SparseParts& part) {
-                                            e.append_sparse_rows(chunk, part.indices, part.values,
-                                                                 part.row_ends);
-                                          }));
+      std::vector<std::optional<rust::Box<Part>>> parts;
+      RUSTFX_RETURN_IF_ERROR(ExtractParts(input, chunks, &parts));
       std::vector<int64_t> starts(chunks.count() + 1, 0);
       for (int64_t c = 0; c < chunks.count(); ++c) {
-        starts[c + 1] = starts[c] + static_cast<int64_t>(parts[c].value_count());
+        const Part& part = **parts[c];
+        if (part.indices().size() != part.value_count()) {
+          return Internal(std::string(kName) + ": indices and values differ (a bug in rustfx)");
+        }
+        starts[c + 1] = starts[c] + static_cast<int64_t>(part.value_count());
       }
       const int64_t nnz = starts.back();
       TensorPtr indices, values, dense_shape;
       RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 0, TF_INT64, {nnz, 2}, &indices));
-      RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 1, TF_FLOAT, {nnz}, &values));
+      RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 1, info.tf, {nnz}, &values));
       RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 2, TF_INT64, {2}, &dense_shape));
       // Chunks are copied in parallel: they can be larger than the input.
-      // Through plain pointers: each rust::Vec access is a call into Rust.
+      // Through plain pointers: each rust accessor is a call into Rust.
       int64_t* idx = Data<int64_t>(indices);
-      float* val = Data<float>(values);
+      uint8_t* val = Data<uint8_t>(values);
       ForEachRange(chunks.count(), chunks.threads, [&](int64_t begin, int64_t end) {
         for (int64_t c = begin; c < end; ++c) {
-          const SparseParts& part = parts[c];
-          const uint64_t* cols = part.indices.data();
-          const uint64_t* ends = part.row_ends.data();
+          const Part& part = **parts[c];
+          const uint64_t* cols = part.indices().data();
+          const uint64_t* ends = part.row_ends().data();
           int64_t* out = idx + 2 * starts[c];
           uint64_t j = 0;
           for (int64_t r = 0; r < chunks.end(c) - chunks.begin(c); ++r) {
@@ -480,9 +445,7 @@ struct SparseRowsOp {
               out[2 * j + 1] = static_cast<int64_t>(cols[j]);
             }
           }
-          if (!part.values.empty()) {
-            std::memcpy(val + starts[c], part.values.data(), part.values.size() * sizeof(float));
-          }
+          CopyValues(part, info, val + starts[c] * info.size);
         }
       });
       Data<int64_t>(dense_shape)[0] = input.size;
@@ -494,32 +457,48 @@ struct SparseRowsOp {
 
 // ---- Registration ------------------------------------------------------------
 
+// "Tout: {float, int64, ...}": every numeric dtype of the table.
+std::string NumericTypeAttr() {
+  std::string attr = "Tout: {";
+  for (const DTypeInfo& info : kDTypes) {
+    if (info.tf == TF_STRING) continue;
+    if (attr.back() != '{') attr += ", ";
+    attr += info.attr_name;
+  }
+  return attr + "}";
+}
+
 void RegisterExtractorOps() {
+  static const std::string numeric = NumericTypeAttr();
+  static const std::string any = numeric.substr(0, numeric.size() - 1) + ", string}";
   RegisterOp({DenseRowsOp::kName,
               {"input: string"},
               {"features: Tout"},
-              ExtractorAttrs({"Tout: {float, int32, int64}"}),
+              ExtractorAttrs({numeric.c_str()}),
               DenseRowsOp::Shape});
-  RegisterKernel<DenseRowsOp::Kernel<float>>(DenseRowsOp::kName, "RustfxDenseRowsFloat",
-                                             std::make_pair("Tout", TF_FLOAT));
-  RegisterKernel<DenseRowsOp::Kernel<int32_t>>(DenseRowsOp::kName, "RustfxDenseRowsInt32",
-                                               std::make_pair("Tout", TF_INT32));
-  RegisterKernel<DenseRowsOp::Kernel<int64_t>>(DenseRowsOp::kName, "RustfxDenseRowsInt64",
-                                               std::make_pair("Tout", TF_INT64));
+  RegisterKernel<DenseRowsOp::Kernel>(DenseRowsOp::kName, "RustfxDenseRows");
+
+  RegisterOp({RaggedRowsOp::kName,
+              {"input: string"},
+              {"values: Tout", "row_splits: int64"},
+              ExtractorAttrs({any.c_str()}),
+              RaggedShape});
+  RegisterKernel<RaggedKernel::Kernel<RaggedRowsOp>>(RaggedRowsOp::kName, "RustfxRagged");
 
   RegisterOp({RaggedIdsOp::kName,
               {"input: string"},
               {"values: int64", "row_splits: int64"},
               ExtractorAttrs(),
               RaggedShape});
-  RegisterKernel<RaggedIdsOp::Kernel>(RaggedIdsOp::kName, "RustfxRaggedIds");
+  RegisterKernel<RaggedKernel::Kernel<RaggedIdsOp>>(RaggedIdsOp::kName, "RustfxRaggedIds");
 
   RegisterOp({RaggedStringsOp::kName,
               {"input: string"},
               {"values: string", "row_splits: int64"},
               ExtractorAttrs(),
               RaggedShape});
-  RegisterKernel<RaggedStringsOp::Kernel>(RaggedStringsOp::kName, "RustfxRaggedStrings");
+  RegisterKernel<RaggedKernel::Kernel<RaggedStringsOp>>(RaggedStringsOp::kName,
+                                                        "RustfxRaggedStrings");
 
   RegisterOp({SparseRowsOp::kName,
               {"input: string"},

@@ -157,36 +157,39 @@ T* Data(const TensorPtr& t) {
   return static_cast<T*>(TF_TensorData(t.get()));
 }
 
-// A buffer of int64 that grows, in TF's own allocator (a temp tensor: it
-// reuses memory across calls, where a malloc'ed buffer of this size is a
-// fresh mmap that faults in every page each call: 34% of whitespace ids of
-// text files on one thread). An output whose size is only known at the end
-// is a view of its first elements (TF_NewTensor over the temp's data,
-// keeping the temp alive until TF frees the view), not a copy.
-class IdBuffer {
+// A buffer of values of one dtype that grows, in TF's own allocator (a
+// temp tensor: it reuses memory across calls, where a malloc'ed buffer of
+// this size is a fresh mmap that faults in every page each call: 34% of
+// whitespace ids of text files on one thread). An output whose size is only
+// known at the end is a view of its first elements (TF_NewTensor over the
+// temp's data, keeping the temp alive until TF frees the view), not a copy.
+// Sizes and capacities count values; data() is their bytes.
+class ValueBuffer {
  public:
-  explicit IdBuffer(TF_OpKernelContext* ctx) : ctx_(ctx) {}
+  ValueBuffer(TF_OpKernelContext* ctx, TF_DataType dtype, size_t value_size)
+      : ctx_(ctx), dtype_(dtype), size_(value_size) {}
 
   int64_t capacity() const { return capacity_; }
-  int64_t* data() const { return data_; }
+  uint8_t* data() const { return data_; }
+  size_t value_size() const { return size_; }
 
-  // Room for `capacity` ids, the first `used` kept.
+  // Room for `capacity` values, the first `used` kept.
   OpStatus Reserve(int64_t capacity, int64_t used) {
     TfStatus status;
     TF_AllocatorAttributes attrs{TF_ALLOCATOR_ATTRIBUTES_STRUCT_SIZE, 1};
     const int64_t dims[1] = {std::max<int64_t>(capacity, 0)};
-    TensorPtr bigger(TF_AllocateTemp(ctx_, TF_INT64, dims, 1, &attrs, status.get()));
+    TensorPtr bigger(TF_AllocateTemp(ctx_, dtype_, dims, 1, &attrs, status.get()));
     RUSTFX_RETURN_IF_ERROR(status.status());
     if (!bigger) return Internal("TF_AllocateTemp returned no tensor");
-    auto* bigger_data = static_cast<int64_t*>(TF_TensorData(bigger.get()));
-    if (used > 0) std::memcpy(bigger_data, data_, static_cast<size_t>(used) * sizeof(int64_t));
+    auto* bigger_data = static_cast<uint8_t*>(TF_TensorData(bigger.get()));
+    if (used > 0) std::memcpy(bigger_data, data_, static_cast<size_t>(used) * size_);
     tensor_ = std::move(bigger);
     data_ = bigger_data;
     capacity_ = dims[0];
     return {};
   }
 
-  // Output `index` := the first `used` ids, as a vector.
+  // Output `index` := the first `used` values, as a vector.
   OpStatus SetOutput(int64_t index, int64_t used) {
     if (!tensor_) RUSTFX_RETURN_IF_ERROR(Reserve(0, 0));
     TfStatus status;
@@ -197,7 +200,7 @@ class IdBuffer {
     const int64_t dims[1] = {used};
     TF_Tensor* owner = tensor_.release();
     TensorPtr view(TF_NewTensor(
-        TF_INT64, dims, 1, data_, static_cast<size_t>(used) * sizeof(int64_t),
+        dtype_, dims, 1, data_, static_cast<size_t>(used) * size_,
         [](void*, size_t, void* owner) { TF_DeleteTensor(static_cast<TF_Tensor*>(owner)); },
         owner));
     if (!view) return Internal("TF_NewTensor returned no tensor");
@@ -207,8 +210,10 @@ class IdBuffer {
 
  private:
   TF_OpKernelContext* ctx_;
+  TF_DataType dtype_;
+  size_t size_;
   TensorPtr tensor_;
-  int64_t* data_ = nullptr;
+  uint8_t* data_ = nullptr;
   int64_t capacity_ = 0;
 };
 

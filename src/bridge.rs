@@ -12,12 +12,10 @@
 //! [`FeatureSpec`]: rustfx::spec::FeatureSpec
 
 use rustfx::error::catch_panic;
-use rustfx::extractor::RaggedIdsExtractor;
-use rustfx::extractor::{DType, Extractor as CoreExtractor, OutputKind, OutputSpec};
-use rustfx::output::Batch;
+use rustfx::extractor::{Extractor as CoreExtractor, RaggedOutput};
+use rustfx::output::{Batch, DType, Layout, Values, ValuesMut};
 use rustfx::read::OnError;
 use rustfx::{Error, ErrorKind, Result};
-use std::mem::take;
 
 #[cxx::bridge(namespace = "rustfx")]
 mod ffi {
@@ -46,21 +44,28 @@ mod ffi {
         Empty,
     }
 
-    /// What a built extractor outputs: which op serves it, and which
-    /// `Extractor` call fills that op's outputs.
-    enum OutputKind {
-        /// `write_f32_row`: Rustfx>DenseRows with Tout=float.
-        Float32Rows,
-        /// `write_i32_row`: Rustfx>DenseRows with Tout=int32.
-        Int32Rows,
-        /// `write_i64_row`: Rustfx>DenseRows with Tout=int64.
-        Int64Rows,
-        /// `append_ids`: Rustfx>RaggedIds.
-        RaggedIds,
-        /// `write_sparse_row`: Rustfx>SparseRows.
-        SparseRows,
-        /// `append_strings`: Rustfx>RaggedStrings.
-        RaggedStrings,
+    /// How an extractor's output is laid out (`output::Layout`): which
+    /// kernel serves it.
+    enum Layout {
+        /// Rustfx>DenseRows: `write_dense_rows`.
+        Dense,
+        /// Rustfx>Ragged (and the older Rustfx>RaggedIds, RaggedStrings):
+        /// `extract_part`, or `write_row_splits` + `write_values`.
+        Ragged,
+        /// Rustfx>SparseRows: `extract_part`.
+        Sparse,
+    }
+
+    /// The values' element type (`output::DType`); cpp/dtypes.h maps each to
+    /// its TF_DataType and size, static-asserted against this list.
+    enum DType {
+        Float32,
+        Int64,
+        Int32,
+        Int16,
+        UInt16,
+        UInt8,
+        String,
     }
 
     /// One read into a caller's buffer: its outcome and the bytes read.
@@ -100,7 +105,8 @@ mod ffi {
         /// an error with the core's message.
         type Extractor;
         fn new_extractor(spec: &str) -> Result<Box<Extractor>>;
-        fn output_kind(self: &Extractor) -> OutputKind;
+        fn layout(self: &Extractor) -> Layout;
+        fn dtype(self: &Extractor) -> DType;
         /// Values per row (dense), dense width (sparse), 0 (ragged).
         fn width(self: &Extractor) -> usize;
         /// At most how many bytes of a document its output costs,
@@ -111,59 +117,49 @@ mod ffi {
         // Each call serves a chunk of documents (the kernels' unit of
         // work), not one: on short records a call per document costs as
         // much as the work.
-        /// Writes the rows of `docs` end to end into `out`.
-        fn write_f32_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [f32]) -> Result<()>;
-        fn write_i32_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [i32]) -> Result<()>;
-        fn write_i64_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [i64]) -> Result<()>;
-        /// Appends the ids of each of `docs` to `ids`, pushing `ids.len()`
-        /// to `row_ends` after each.
-        fn append_id_rows(
-            self: &Extractor,
-            docs: &DocumentChunk,
-            ids: &mut Vec<i64>,
-            row_ends: &mut Vec<u64>,
-        ) -> Result<()>;
-        /// Whether the extractor may count a document's ids before
-        /// extracting them (byte and character n-grams):
-        /// then `write_row_splits` may size the output, and
-        /// `write_id_rows` writes each chunk's ids straight into it.
-        fn counts_ids_up_front(self: &Extractor) -> bool;
+        /// Writes the dense rows of `docs` end to end into `out`, the bytes
+        /// of values of the extractor's dtype (a tensor's buffer).
+        fn write_dense_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [u8]) -> Result<()>;
+        /// The ragged or sparse rows of `docs` (a chunk's part of the output).
+        fn extract_part(self: &Extractor, docs: &DocumentChunk) -> Result<Box<Part>>;
+        /// `part` refilled with the rows of `docs`, its buffers reused.
+        fn refill_part(self: &Extractor, docs: &DocumentChunk, part: &mut Part) -> Result<()>;
+        /// The rows of `docs` appended to `part`'s (a chunk whose files are
+        /// read and extracted one by one).
+        fn append_part(self: &Extractor, docs: &DocumentChunk, part: &mut Part) -> Result<()>;
+        /// Whether the extractor may count a document's ragged values before
+        /// extracting them (byte and character n-grams, byte sequences):
+        /// then `write_row_splits` may size the output, and `write_values`
+        /// writes each chunk's values straight into it.
+        fn counts_up_front(self: &Extractor) -> bool;
         /// The row splits of all of `docs` (`docs.len() + 1` of them, from
-        /// 0); false, with `row_splits` unspecified, when a document's ids
+        /// 0); false, with `row_splits` unspecified, when a document's values
         /// cannot be counted up front.
         fn write_row_splits(
             self: &Extractor,
             docs: &DocumentChunk,
             row_splits: &mut [i64],
         ) -> Result<bool>;
-        /// At most how many ids all of `docs` have, from their lengths
-        /// alone (byte and character n-grams: a window per byte at most);
-        /// `u64::MAX` when that is unknown. What to size the output by
-        /// when `write_row_splits` cannot count.
-        fn max_ids(self: &Extractor, docs: &DocumentChunk) -> Result<u64>;
-        /// The ids of `docs`, end to end, into `out`, which holds exactly
-        /// as many.
-        fn write_id_rows(self: &Extractor, docs: &DocumentChunk, out: &mut [i64]) -> Result<()>;
-        /// Appends the sparse row of each of `docs` (indices sorted) to
-        /// `indices` and `values`, pushing `indices.len()` to `row_ends`
-        /// after each.
-        fn append_sparse_rows(
-            self: &Extractor,
-            docs: &DocumentChunk,
-            indices: &mut Vec<u64>,
-            values: &mut Vec<f32>,
-            row_ends: &mut Vec<u64>,
-        ) -> Result<()>;
-        /// Appends each string of each of `docs` to `bytes`, pushing
-        /// `bytes.len()` to `ends` after each string and `ends.len()` to
-        /// `row_ends` after each document.
-        fn append_string_rows(
-            self: &Extractor,
-            docs: &DocumentChunk,
-            bytes: &mut Vec<u8>,
-            ends: &mut Vec<u64>,
-            row_ends: &mut Vec<u64>,
-        ) -> Result<()>;
+        /// At most how many values all of `docs` have, from their lengths
+        /// alone; `u64::MAX` when that is unknown. What to size the output
+        /// by when `write_row_splits` cannot count.
+        fn max_values(self: &Extractor, docs: &DocumentChunk) -> Result<u64>;
+        /// The ragged values of `docs`, end to end, into `out`: the bytes of
+        /// exactly as many values of the extractor's dtype.
+        fn write_values(self: &Extractor, docs: &DocumentChunk, out: &mut [u8]) -> Result<()>;
+
+        /// A chunk's ragged or sparse rows (`output::Batch`).
+        type Part;
+        /// Where each document's values end (cumulative, one per document).
+        fn row_ends(self: &Part) -> &[u64];
+        /// How many values (strings: how many strings).
+        fn value_count(self: &Part) -> usize;
+        /// The values' bytes (numbers: native-endian; strings: end to end).
+        fn value_bytes(self: &Part) -> &[u8];
+        /// Where each string ends in `value_bytes` (strings only).
+        fn string_ends(self: &Part) -> &[u64];
+        /// Each value's column (sparse rows only).
+        fn indices(self: &Part) -> &[u64];
 
         /// Runs `work` on every chunk `c < chunks`, on at most `threads`
         /// threads, the caller's included (`op_threads::run_chunks`).
@@ -251,36 +247,24 @@ fn new_extractor(spec: &str) -> BridgeResult<Box<Extractor>> {
 }
 
 impl Extractor {
-    /// Which op serves the extractor: the bridge's form of its output spec.
-    fn output_kind(&self) -> ffi::OutputKind {
-        match self.extractor.output() {
-            OutputSpec {
-                kind: OutputKind::Dense,
-                dtype: DType::Int32,
-                ..
-            } => ffi::OutputKind::Int32Rows,
-            OutputSpec {
-                kind: OutputKind::Dense,
-                dtype: DType::Int64,
-                ..
-            } => ffi::OutputKind::Int64Rows,
-            OutputSpec {
-                kind: OutputKind::Dense,
-                ..
-            } => ffi::OutputKind::Float32Rows,
-            OutputSpec {
-                kind: OutputKind::Ragged,
-                dtype: DType::String,
-                ..
-            } => ffi::OutputKind::RaggedStrings,
-            OutputSpec {
-                kind: OutputKind::Ragged,
-                ..
-            } => ffi::OutputKind::RaggedIds,
-            OutputSpec {
-                kind: OutputKind::Sparse,
-                ..
-            } => ffi::OutputKind::SparseRows,
+    fn layout(&self) -> ffi::Layout {
+        match self.extractor.output().layout {
+            Layout::Dense => ffi::Layout::Dense,
+            Layout::Ragged => ffi::Layout::Ragged,
+            Layout::Sparse => ffi::Layout::Sparse,
+        }
+    }
+
+    /// The bridge's one dtype table: an arm per dtype.
+    fn dtype(&self) -> ffi::DType {
+        match self.extractor.output().dtype {
+            DType::Float32 => ffi::DType::Float32,
+            DType::Int64 => ffi::DType::Int64,
+            DType::Int32 => ffi::DType::Int32,
+            DType::Int16 => ffi::DType::Int16,
+            DType::UInt16 => ffi::DType::UInt16,
+            DType::UInt8 => ffi::DType::UInt8,
+            DType::String => ffi::DType::String,
         }
     }
 
@@ -298,56 +282,42 @@ impl Extractor {
         self.cost_per_byte
     }
 
-    // Dense rows go straight into the output tensor; the other kinds
-    // through the core's batch, into the kernel's rust::Vec buffers (moved,
-    // not copied).
+    // Dense rows (and countable ragged values) go straight into the output
+    // tensor; the other rows through a part (the core's batch), which the
+    // kernel copies out.
 
-    fn write_f32_rows(&self, docs: &ffi::DocumentChunk, out: &mut [f32]) -> BridgeResult<()> {
-        guard("write_f32_rows", || {
+    fn write_dense_rows(&self, docs: &ffi::DocumentChunk, out: &mut [u8]) -> BridgeResult<()> {
+        guard("write_dense_rows", || {
+            let out = ValuesMut::from_bytes(self.extractor.output().dtype, out)?;
             self.extractor.write_dense_rows(&documents(docs), out)
         })
     }
 
-    fn write_i32_rows(&self, docs: &ffi::DocumentChunk, out: &mut [i32]) -> BridgeResult<()> {
-        guard("write_i32_rows", || {
-            self.extractor.write_dense_rows(&documents(docs), out)
+    fn extract_part(&self, docs: &ffi::DocumentChunk) -> BridgeResult<Box<Part>> {
+        guard("extract_part", || {
+            Ok(Box::new(Part(
+                self.extractor.extract_batch(&documents(docs))?,
+            )))
         })
     }
 
-    fn write_i64_rows(&self, docs: &ffi::DocumentChunk, out: &mut [i64]) -> BridgeResult<()> {
-        guard("write_i64_rows", || {
-            self.extractor.write_dense_rows(&documents(docs), out)
+    fn refill_part(&self, docs: &ffi::DocumentChunk, part: &mut Part) -> BridgeResult<()> {
+        guard("refill_part", || {
+            self.extractor
+                .extract_batch_into(&documents(docs), &mut part.0)
         })
     }
 
-    fn append_id_rows(
-        &self,
-        docs: &ffi::DocumentChunk,
-        ids: &mut Vec<i64>,
-        row_ends: &mut Vec<u64>,
-    ) -> BridgeResult<()> {
-        guard("append_id_rows", || {
-            let mut batch = Batch::RaggedIds {
-                ids: take(ids),
-                row_ends: take(row_ends),
-            };
-            self.extractor.append_batch(&documents(docs), &mut batch)?;
-            let Batch::RaggedIds {
-                ids: got,
-                row_ends: ends,
-            } = batch
-            else {
-                return Err(self.wrong_kind("append_id_rows"));
-            };
-            (*ids, *row_ends) = (got, ends);
-            Ok(())
+    fn append_part(&self, docs: &ffi::DocumentChunk, part: &mut Part) -> BridgeResult<()> {
+        guard("append_part", || {
+            self.extractor.append_batch(&documents(docs), &mut part.0)
         })
     }
 
-    fn counts_ids_up_front(&self) -> bool {
+    fn counts_up_front(&self) -> bool {
         self.extractor
-            .ragged_ids()
-            .is_some_and(|e| e.counts_ids_up_front())
+            .as_ragged()
+            .is_some_and(|e| e.counts_up_front())
     }
 
     fn write_row_splits(
@@ -356,7 +326,7 @@ impl Extractor {
         row_splits: &mut [i64],
     ) -> BridgeResult<bool> {
         guard("write_row_splits", || {
-            let e = self.ragged_ids("write_row_splits")?;
+            let e = self.ragged("write_row_splits")?;
             let (first, rest) = row_splits
                 .split_first_mut()
                 .filter(|(_, rest)| rest.len() == docs.len())
@@ -364,111 +334,83 @@ impl Extractor {
             *first = 0;
             let mut end = 0i64;
             for (split, doc) in rest.iter_mut().zip(documents(docs)) {
-                let Some(count) = e.id_count(doc) else {
+                let Some(count) = e.value_count(doc) else {
                     return Ok(false);
                 };
                 end = i64::try_from(count)
                     .ok()
                     .and_then(|count| end.checked_add(count))
-                    .ok_or_else(|| Error::invalid_argument("more ids than int64 counts"))?;
+                    .ok_or_else(|| Error::invalid_argument("more values than int64 counts"))?;
                 *split = end;
             }
             Ok(true)
         })
     }
 
-    fn max_ids(&self, docs: &ffi::DocumentChunk) -> BridgeResult<u64> {
-        guard("max_ids", || {
-            let e = self.ragged_ids("max_ids")?;
+    fn max_values(&self, docs: &ffi::DocumentChunk) -> BridgeResult<u64> {
+        guard("max_values", || {
+            let e = self.ragged("max_values")?;
             Ok(documents(docs)
                 .iter()
-                .map(|doc| e.id_bound(doc).and_then(|bound| u64::try_from(bound).ok()))
+                .map(|doc| {
+                    e.value_bound(doc)
+                        .and_then(|bound| u64::try_from(bound).ok())
+                })
                 .try_fold(0u64, |total, bound| total.checked_add(bound?))
                 .unwrap_or(u64::MAX))
         })
     }
 
-    fn write_id_rows(&self, docs: &ffi::DocumentChunk, out: &mut [i64]) -> BridgeResult<()> {
-        guard("write_id_rows", || {
-            self.ragged_ids("write_id_rows")?
-                .write_id_rows(&documents(docs), out)
+    fn write_values(&self, docs: &ffi::DocumentChunk, out: &mut [u8]) -> BridgeResult<()> {
+        guard("write_values", || {
+            let out = ValuesMut::from_bytes(self.extractor.output().dtype, out)?;
+            self.ragged("write_values")?
+                .write_values(&documents(docs), out)
         })
     }
 
-    fn append_sparse_rows(
-        &self,
-        docs: &ffi::DocumentChunk,
-        indices: &mut Vec<u64>,
-        values: &mut Vec<f32>,
-        row_ends: &mut Vec<u64>,
-    ) -> BridgeResult<()> {
-        guard("append_sparse_rows", || {
-            let mut batch = Batch::SparseRows {
-                width: 0,
-                indices: take(indices),
-                values: take(values),
-                row_ends: take(row_ends),
-            };
-            self.extractor.append_batch(&documents(docs), &mut batch)?;
-            let Batch::SparseRows {
-                indices: i,
-                values: v,
-                row_ends: ends,
-                ..
-            } = batch
-            else {
-                return Err(self.wrong_kind("append_sparse_rows"));
-            };
-            (*indices, *values, *row_ends) = (i, v, ends);
-            Ok(())
+    /// The ragged extractor, for the calls that serve ragged rows only.
+    fn ragged(&self, call: &str) -> Result<&dyn RaggedOutput> {
+        self.extractor.as_ragged().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Internal,
+                format!(
+                    "{call} on an extractor of output {:?} (a bug in rustfx)",
+                    self.extractor.output()
+                ),
+            )
         })
     }
+}
 
-    fn append_string_rows(
-        &self,
-        docs: &ffi::DocumentChunk,
-        bytes: &mut Vec<u8>,
-        ends: &mut Vec<u64>,
-        row_ends: &mut Vec<u64>,
-    ) -> BridgeResult<()> {
-        guard("append_string_rows", || {
-            let mut batch = Batch::RaggedStrings {
-                bytes: take(bytes),
-                string_ends: take(ends),
-                row_ends: take(row_ends),
-            };
-            self.extractor.append_batch(&documents(docs), &mut batch)?;
-            let Batch::RaggedStrings {
-                bytes: b,
-                string_ends: s,
-                row_ends: r,
-            } = batch
-            else {
-                return Err(self.wrong_kind("append_string_rows"));
-            };
-            (*bytes, *ends, *row_ends) = (b, s, r);
-            Ok(())
-        })
+/// A chunk's ragged or sparse rows, which the kernel reads and copies out.
+pub struct Part(Batch);
+
+impl Part {
+    fn row_ends(&self) -> &[u64] {
+        self.0.row_ends().unwrap_or(&[])
     }
 
-    /// The ragged-ids extractor, for the calls that serve RaggedIds only.
-    fn ragged_ids(&self, call: &str) -> Result<&dyn RaggedIdsExtractor> {
-        self.extractor
-            .ragged_ids()
-            .ok_or_else(|| self.wrong_kind(call))
+    fn value_count(&self) -> usize {
+        self.0.values().len()
     }
 
-    /// The error of a call that does not serve the extractor's output kind
-    /// (or whose batch came back in another layout): the kernels check the
-    /// kind first, so this is a bug.
-    fn wrong_kind(&self, call: &str) -> Error {
-        Error::new(
-            ErrorKind::Internal,
-            format!(
-                "{call} on an extractor of output {:?} (a bug in rustfx)",
-                self.extractor.output()
-            ),
-        )
+    fn value_bytes(&self) -> &[u8] {
+        self.0.values().as_bytes()
+    }
+
+    fn string_ends(&self) -> &[u64] {
+        match self.0.values() {
+            Values::String(strings) => &strings.ends,
+            _ => &[],
+        }
+    }
+
+    fn indices(&self) -> &[u64] {
+        match &self.0 {
+            Batch::Sparse { indices, .. } => indices,
+            _ => &[],
+        }
     }
 }
 

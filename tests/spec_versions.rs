@@ -9,7 +9,7 @@
 //! `RUSTFX_BLESS=1 cargo test --release --test spec_versions`.
 
 use rustfx::extractor::Extractor;
-use rustfx::output::Batch;
+use rustfx::output::{Batch, Values};
 use rustfx::registry::EXTRACTORS;
 use rustfx::spec::FeatureSpec;
 use std::collections::BTreeMap;
@@ -83,32 +83,29 @@ fn digest(extractor: &Extractor, docs: &[Vec<u8>]) -> u64 {
     let mut d = Digest::new();
     for doc in docs {
         // One document per batch, as the digests were first made.
-        match extractor
+        let batch = extractor
             .extract_batch(&[doc.as_slice()])
-            .expect("a built extractor extracts")
-        {
-            Batch::Float32Rows(rows) => rows.values.iter().for_each(|v| d.bytes(&v.to_le_bytes())),
-            Batch::Int32Rows(rows) => rows.values.iter().for_each(|v| d.bytes(&v.to_le_bytes())),
-            Batch::Int64Rows(rows) => rows.values.iter().for_each(|v| d.bytes(&v.to_le_bytes())),
-            Batch::RaggedIds { ids, .. } => {
-                d.len(ids.len());
-                ids.iter().for_each(|v| d.bytes(&v.to_le_bytes()));
+            .expect("a built extractor extracts");
+        // Values as little-endian bytes, as the digests were first made.
+        let values = batch.values();
+        match (&batch, values) {
+            (Batch::Dense { .. }, _) => d.bytes(values.as_bytes()),
+            (Batch::Ragged { .. }, Values::String(strings)) => {
+                d.len(strings.ends.len());
+                strings.ends.iter().for_each(|v| d.bytes(&v.to_le_bytes()));
+                d.bytes(&strings.bytes);
             }
-            Batch::SparseRows {
-                indices, values, ..
-            } => {
+            (Batch::Ragged { .. }, _) => {
+                d.len(values.len());
+                d.bytes(values.as_bytes());
+            }
+            (Batch::Sparse { indices, .. }, _) => {
                 d.len(indices.len());
-                for (i, v) in indices.iter().zip(&values) {
+                let size = values.dtype().size().expect("numeric sparse values");
+                for (i, v) in indices.iter().zip(values.as_bytes().chunks_exact(size)) {
                     d.bytes(&i.to_le_bytes());
-                    d.bytes(&v.to_le_bytes());
+                    d.bytes(v);
                 }
-            }
-            Batch::RaggedStrings {
-                bytes, string_ends, ..
-            } => {
-                d.len(string_ends.len());
-                string_ends.iter().for_each(|v| d.bytes(&v.to_le_bytes()));
-                d.bytes(&bytes);
             }
         }
     }

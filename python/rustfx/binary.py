@@ -104,9 +104,16 @@ def ember_feature_names(*, feature_version=3, groups=None):
 
 @no_autograph
 def byte_sequence(contents, max_len=None, *, preset="ember", shift=None,
-                  pad_value=None, sampling="head", name=None):
-    """MalConv-style raw bytes: int32 contents.shape + [max_len], each kept
-    byte as byte + shift, then pad_value (which may not be a byte value).
+                  pad_value=None, sampling="head", dtype="int32", output="dense", name=None):
+    """MalConv-style raw bytes: each kept byte as byte + shift.
+
+    output="dense": contents.shape + [max_len], padded with pad_value (which
+    may not be a byte value). output="ragged": a RaggedTensor
+    contents.shape + [None] of the kept bytes only, so a batch is padded to
+    its longest file (`.to_tensor(pad_value)`), as MalConv2 feeds it.
+    dtype: "int32" (default), "int64", or "int16"/"uint16" (2 bytes per
+    byte; MalConv2's 0..256 fit), "uint8" (when shift + 255 and pad_value
+    fit); a dtype too narrow for the values is refused.
 
     Parameters not given come from `preset` ("ember" or "malconv2", see
     BYTE_SEQUENCE_PRESETS). sampling="head" keeps the first max_len bytes;
@@ -114,7 +121,7 @@ def byte_sequence(contents, max_len=None, *, preset="ember", shift=None,
     bytes of longer inputs.
     """
     spec = FeatureSpec("byte_sequence", max_len=max_len, preset=preset, shift=shift,
-                       pad_value=pad_value, sampling=sampling)
+                       pad_value=pad_value, sampling=sampling, dtype=dtype, output=output)
     return extract(spec, contents, name=name)
 
 

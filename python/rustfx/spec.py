@@ -73,13 +73,14 @@ class _Ops(RowsVisitor):
             out.set_shape(contents.shape.concatenate([rows.width]))
         return out
 
-    def ragged(self, rows, spec, contents, attrs, name, op=None):
+    def ragged(self, rows, spec, contents, attrs, name):
+        # One op for every dtype (Tout), strings included.
         with tf.name_scope(name or spec.extractor):
-            values, splits = (op or ops.Rustfx_RaggedIds)(**attrs)
+            values, splits = ops.Rustfx_Ragged(Tout=tf.as_dtype(rows.dtype), **attrs)
             return _ragged(values, splits, contents)
 
     def strings(self, rows, spec, contents, attrs, name):
-        return self.ragged(rows, spec, contents, attrs, name, op=ops.Rustfx_RaggedStrings)
+        return self.ragged(rows, spec, contents, attrs, name)
 
     def sparse(self, rows, spec, contents, attrs, name):
         with tf.name_scope(name or spec.extractor):

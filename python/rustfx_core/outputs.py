@@ -29,7 +29,11 @@ import numpy as np
 
 from rustfx_core import _abi
 
-_NUMPY_DTYPES = {"float32": np.float32, "int32": np.int32, "int64": np.int64}
+# The core's dtype names as numpy's: np.dtype takes each name as it is
+# (float32, int64, int32, int16, uint16, uint8), so a new numeric dtype
+# needs nothing here; strings have their own Rows (StringRows).
+_NUMPY_DTYPES = {name: np.dtype(name) for name in
+                 ("float32", "int64", "int32", "int16", "uint16", "uint8")}
 
 
 class Ragged(NamedTuple):

@@ -100,6 +100,49 @@ def test_byte_sequence_equals_reference(preset, max_len, sampling, binaries):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("dtype", ["int16", "uint16", "int32", "int64"])
+@pytest.mark.parametrize("sampling", ["head", "head_tail"])
+def test_malconv2_ragged_rows_are_the_reference_unpadded(dtype, sampling, binaries, tmp_path):
+    """MalConv2 as its authors feed it: each file's kept bytes only, in a
+    narrow dtype, and a batch padded to its longest file (to_tensor); the
+    same through rustfx.files, and dense rows of the dtype are the
+    reference's row as it is."""
+    blobs = random_blobs(2, 30) + [b""] + [open(p, "rb").read() for p in binaries[:4]]
+    max_len = 5000
+    rows = rustfx.byte_sequence(blobs, max_len, preset="malconv2", sampling=sampling,
+                                dtype=dtype, output="ragged")
+    assert isinstance(rows, tf.RaggedTensor) and rows.dtype == tf.as_dtype(dtype)
+    want = [ref.byte_sequence(b, max_len, 1, 0, sampling) for b in blobs]
+    lengths = [min(len(b), max_len) for b in blobs]
+    assert rows.row_lengths().numpy().tolist() == lengths
+    for got, w, n in zip(rows.to_list(), want, lengths):
+        assert got == w[:n].tolist()
+    padded = rows.to_tensor().numpy()
+    assert padded.shape == (len(blobs), max(lengths)) and padded.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(padded, np.stack([w[:max(lengths)] for w in want]))
+    paths = []
+    for i, b in enumerate(blobs):
+        paths.append(str(tmp_path / f"f{i}"))
+        open(paths[-1], "wb").write(b)
+    from_files = rustfx.byte_sequence(rustfx.files(paths), max_len, preset="malconv2",
+                                      sampling=sampling, dtype=dtype, output="ragged")
+    assert from_files.to_list() == rows.to_list()
+    dense = rustfx.byte_sequence(blobs, max_len, preset="malconv2", sampling=sampling,
+                                 dtype=dtype).numpy()
+    assert dense.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(dense, np.stack(want))
+
+
+def test_byte_sequence_refuses_a_dtype_too_narrow():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="uint8 cannot hold"):
+        rustfx.byte_sequence([b"a"], 4, preset="malconv2", dtype="uint8")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be one of int32"):
+        rustfx.byte_sequence([b"a"], 4, dtype="float32")
+    # uint8 holds bytes as they are when the pad fits too.
+    got = rustfx.byte_sequence([b"\x00\xff"], 3, shift=0, pad_value=-1, dtype="int16")
+    assert got.numpy().tolist() == [[0, 255, -1]]
+
+
 def test_byte_sequence_presets():
     ember = rustfx.byte_sequence([b"\x00\xff"]).numpy()
     assert ember.shape == (1, 1 << 20)

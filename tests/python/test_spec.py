@@ -162,7 +162,7 @@ def test_extractor_ops_declare_no_parameter_defaults():
     parameter has a default in C++ that could drift from the core's, and a
     graph always states every value (the spec is complete)."""
     from tensorflow.python.framework import op_def_registry
-    for op in ("Rustfx>DenseRows", "Rustfx>RaggedIds", "Rustfx>SparseRows",
+    for op in ("Rustfx>DenseRows", "Rustfx>Ragged", "Rustfx>RaggedIds", "Rustfx>SparseRows",
                "Rustfx>RaggedStrings"):
         op_def = op_def_registry.get(op)
         attrs = {a.name: a for a in op_def.attr}
@@ -214,6 +214,12 @@ def test_the_op_refuses_another_output_version():
     # An op given a spec of another output kind says which call picks it.
     with pytest.raises(tf.errors.InvalidArgumentError, match="use rustfx.extract"):
         ops.Rustfx_RaggedIds(input=[b"a"], spec=rustfx.FeatureSpec("byte_histogram").to_json())
+    # ... and an op whose output type is not the spec's dtype says which it is.
+    ngrams = rustfx.FeatureSpec("hashed_ngrams", num_buckets=8).to_json()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not the spec's dtype int64"):
+        ops.Rustfx_Ragged(input=[b"a"], spec=ngrams, Tout=tf.int16)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not the spec's dtype int64"):
+        ops.Rustfx_RaggedStrings(input=[b"a"], spec=ngrams)
 
 
 def test_the_cli_takes_a_spec_file_and_refuses_another_version(tmp_path):

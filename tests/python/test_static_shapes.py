@@ -50,11 +50,8 @@ class LooseOps:
         values, splits = op(**attrs)
         return loose(values, [None]), loose(splits, [None])
 
-    def Rustfx_RaggedIds(self, **attrs):  # noqa: N802
-        return self._ragged(self._ops.Rustfx_RaggedIds, attrs)
-
-    def Rustfx_RaggedStrings(self, **attrs):  # noqa: N802
-        return self._ragged(self._ops.Rustfx_RaggedStrings, attrs)
+    def Rustfx_Ragged(self, **attrs):  # noqa: N802
+        return self._ragged(self._ops.Rustfx_Ragged, attrs)
 
     def Rustfx_SparseRows(self, **attrs):  # noqa: N802
         indices, values, dense_shape = self._ops.Rustfx_SparseRows(**attrs)
@@ -114,9 +111,9 @@ def test_the_loose_ops_do_lose_the_shapes(monkeypatch):
         rows = rustfx.spec.ops.Rustfx_DenseRows(
             input=x, spec=rustfx.FeatureSpec("byte_histogram").to_json(), Tout=tf.float32)
         assert rows.shape.as_list() == [2, 3, None]
-        values, splits = rustfx.spec.ops.Rustfx_RaggedIds(
+        values, splits = rustfx.spec.ops.Rustfx_Ragged(
             input=x, spec=rustfx.FeatureSpec(
-                "hashed_ngrams", num_buckets=64, ngram_widths=[1]).to_json())
+                "hashed_ngrams", num_buckets=64, ngram_widths=[1]).to_json(), Tout=tf.int64)
         assert splits.shape.as_list() == [None]
         return rows
     run.get_concrete_function()

@@ -25,7 +25,7 @@
 
 use rustfx::error::catch_panic;
 use rustfx::extractor::Extractor;
-use rustfx::output::Batch;
+use rustfx::output::{Batch, Values};
 use rustfx::read::{check_max_bytes, read_file};
 use rustfx::sha256::sha256_hex;
 use rustfx::{Error, ErrorKind, Result};
@@ -64,19 +64,6 @@ pub struct Output {
     row_splits: Vec<i64>,
     indices: Vec<i64>,
     string_ends: Vec<i64>,
-}
-
-enum Values {
-    F32(Vec<f32>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    Bytes(Vec<u8>),
-}
-
-impl Default for Values {
-    fn default() -> Self {
-        Values::Bytes(Vec::new())
-    }
 }
 
 /// [`rustfx_output_array`]'s `which`: the values (of the output's dtype;
@@ -435,42 +422,29 @@ fn output_of(batch: Batch) -> Output {
             .chain(row_ends.into_iter().map(|end| end as i64))
             .collect()
     };
-    match batch {
-        Batch::Float32Rows(rows) => Output::of_values(Values::F32(rows.values)),
-        Batch::Int32Rows(rows) => Output::of_values(Values::I32(rows.values)),
-        Batch::Int64Rows(rows) => Output::of_values(Values::I64(rows.values)),
-        Batch::RaggedIds { ids, row_ends } => Output {
-            row_splits: splits(row_ends),
-            ..Output::of_values(Values::I64(ids))
-        },
-        Batch::SparseRows {
+    let (values, row_splits, indices) = match batch {
+        Batch::Dense { values, .. } => (values, Vec::new(), Vec::new()),
+        Batch::Ragged { values, row_ends } => (values, splits(row_ends), Vec::new()),
+        Batch::Sparse {
             indices,
             values,
             row_ends,
             ..
-        } => Output {
-            row_splits: splits(row_ends),
-            indices: indices.into_iter().map(|i| i as i64).collect(),
-            ..Output::of_values(Values::F32(values))
-        },
-        Batch::RaggedStrings {
-            bytes,
-            string_ends,
-            row_ends,
-        } => Output {
-            row_splits: splits(row_ends),
-            string_ends: string_ends.into_iter().map(|end| end as i64).collect(),
-            ..Output::of_values(Values::Bytes(bytes))
-        },
-    }
-}
-
-impl Output {
-    fn of_values(values: Values) -> Self {
-        Output {
+        } => (
             values,
-            ..Output::default()
-        }
+            splits(row_ends),
+            indices.into_iter().map(|i| i as i64).collect(),
+        ),
+    };
+    let string_ends = match &values {
+        Values::String(strings) => strings.ends.iter().map(|&end| end as i64).collect(),
+        _ => Vec::new(),
+    };
+    Output {
+        values,
+        row_splits,
+        indices,
+        string_ends,
     }
 }
 
@@ -517,12 +491,13 @@ pub unsafe extern "C" fn rustfx_output_array(
         return false;
     };
     let (address, count) = match which {
-        VALUES => match &output.values {
-            Values::F32(v) => (v.as_ptr().cast::<u8>(), v.len()),
-            Values::I32(v) => (v.as_ptr().cast::<u8>(), v.len()),
-            Values::I64(v) => (v.as_ptr().cast::<u8>(), v.len()),
-            Values::Bytes(v) => (v.as_ptr(), v.len()),
-        },
+        // Values of the output's dtype (strings: their bytes end to end),
+        // counted in elements.
+        VALUES => {
+            let bytes = output.values.as_bytes();
+            let size = output.values.dtype().size().unwrap_or(1);
+            (bytes.as_ptr(), bytes.len() / size)
+        }
         ROW_SPLITS => (
             output.row_splits.as_ptr().cast::<u8>(),
             output.row_splits.len(),

@@ -159,14 +159,15 @@ fn rows_and_statuses_are_the_cores() {
     let docs: [&[u8]; 3] = [b"hello", b"", b"xyz"];
     let histogram = extractor(r#"{"extractor": "byte_histogram"}"#);
     let output = unsafe { rustfx_extract(histogram, documents, ptr::null_mut()) };
-    let Extractor::Float32Rows(core) = rustfx::spec::load(r#"{"extractor": "byte_histogram"}"#)
+    let core = rustfx::spec::load(r#"{"extractor": "byte_histogram"}"#)
         .unwrap()
-        .1
-    else {
-        panic!("byte_histogram has float32 rows")
-    };
-    let mut want = vec![0.0f32; 3 * core.width()];
-    core.write_rows(&docs, &mut want).unwrap();
+        .1;
+    let want = core
+        .extract_batch(&docs)
+        .unwrap()
+        .into_dense::<f32>()
+        .unwrap()
+        .values;
     assert_eq!(array::<f32>(output, VALUES), want);
     assert!(array::<i64>(output, ROW_SPLITS).is_empty());
     unsafe { rustfx_output_free(output) };
@@ -175,12 +176,11 @@ fn rows_and_statuses_are_the_cores() {
     let spec = r#"{"extractor": "hashed_ngrams", "params": {"num_buckets": 64, "ngram_widths": [1], "tokenizer": "byte"}}"#;
     let ngrams = extractor(spec);
     let output = unsafe { rustfx_extract(ngrams, documents, ptr::null_mut()) };
-    let Extractor::RaggedIds(core) = rustfx::spec::load(spec).unwrap().1 else {
+    let core = rustfx::spec::load(spec).unwrap().1;
+    let Batch::Ragged { values, .. } = core.extract_batch(&docs).unwrap() else {
         panic!("byte n-gram ids are ragged")
     };
-    let (mut ids, mut ends) = (Vec::new(), Vec::new());
-    core.append_id_rows(&docs, &mut ids, &mut ends);
-    assert_eq!(array::<i64>(output, VALUES), ids);
+    assert_eq!(array::<i64>(output, VALUES), values.to_i64().unwrap());
     assert_eq!(array::<i64>(output, ROW_SPLITS), [0, 5, 5, 8]);
     unsafe { rustfx_output_free(output) };
     unsafe { rustfx_extractor_free(ngrams) };

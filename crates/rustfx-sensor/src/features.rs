@@ -20,8 +20,9 @@
 //! This part needs no ONNX runtime and is built without the `sensor`
 //! feature.
 
-use rustfx::extractor::{DType, Extractor, OutputKind};
+use rustfx::extractor::Extractor;
 use rustfx::output::Batch;
+use rustfx::output::Layout;
 use rustfx::spec::{self, params::short, FeatureSpec};
 use rustfx::{Error, Result};
 use serde_json::{Map, Value};
@@ -207,13 +208,13 @@ fn parse_feature(value: &Value, model_input: &str) -> Result<Feature> {
 /// ONNX graph.
 fn dense_width(spec: &FeatureSpec, layer: &str) -> Result<usize> {
     let output = spec.output();
-    match (output.kind, output.dtype, output.width) {
-        (OutputKind::Dense, DType::Float32 | DType::Int32 | DType::Int64, Some(width)) => Ok(width),
+    match (output.layout, output.dtype.size(), output.width) {
+        (Layout::Dense, Some(_), Some(width)) => Ok(width),
         _ => Err(invalid(format!(
-            "layer '{layer}' ({}) outputs {} {} rows; only dense float32, int32 or int64 \
-             rows can feed the ONNX model",
+            "layer '{layer}' ({}) outputs {} {} rows; only dense numeric rows can feed the \
+             ONNX model",
             spec.extractor(),
-            output.kind.name(),
+            output.layout.name(),
             output.dtype.name()
         ))),
     }

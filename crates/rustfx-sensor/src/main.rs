@@ -125,16 +125,10 @@ fn feature_rows(model: &Model, docs: &[&[u8]]) -> Result<Vec<String>, String> {
         for (i, row) in rows.iter_mut().enumerate() {
             push_key(row, &feature.onnx_input);
             // features.json has dense features only (`dense_width`).
-            match batch {
-                Batch::Float32Rows(rows) => push_values(rows.row(i), row),
-                Batch::Int32Rows(rows) => push_values(rows.row(i), row),
-                Batch::Int64Rows(rows) => push_values(rows.row(i), row),
-                Batch::RaggedIds { .. }
-                | Batch::SparseRows { .. }
-                | Batch::RaggedStrings { .. } => {
-                    return Err("a feature that is not dense rows (a bug in rustfx)".into())
-                }
-            }
+            let Batch::Dense { width, values, .. } = batch else {
+                return Err("a feature that is not dense rows (a bug in rustfx)".into());
+            };
+            values.push_display(i * width..(i + 1) * width, row);
         }
     }
     Ok(rows)

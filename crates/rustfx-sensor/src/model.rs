@@ -10,8 +10,8 @@
 //! abort (the release profile keeps `panic = "unwind"`).
 
 use super::features::Features;
-use rustfx::extractor::DType;
-use rustfx::output::{Batch, DenseRows};
+use rustfx::output::Batch;
+use rustfx::output::DType;
 use rustfx::read::read_file;
 use rustfx::{Error, ErrorKind, Result};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -238,11 +238,7 @@ fn plan(bytes: &[u8], features: &Features) -> TractResult<Arc<TypedRunnableModel
     // which tract cannot unify where the features meet, at Concat).
     let batch = TDim::from(model.symbols.sym("N"));
     for (i, feature) in features.features.iter().enumerate() {
-        let dtype = match feature.extractor.output().dtype {
-            DType::Float32 => f32::datum_type(),
-            DType::Int32 => i32::datum_type(),
-            DType::Int64 | DType::String => i64::datum_type(),
-        };
+        let dtype = datum_type(feature.extractor.output().dtype)?;
         let width = feature.width;
         let declared = model.input_fact(i)?.clone();
         let dtype_ok = declared.datum_type.concretize().is_none_or(|d| d == dtype);
@@ -273,20 +269,33 @@ fn plan(bytes: &[u8], features: &Features) -> TractResult<Arc<TypedRunnableModel
 /// the sensor's conversion of the core's [`Batch`]. features.json accepts
 /// dense features only (`dense_width`), so other layouts are a bug.
 fn input_tensor(batch: Batch) -> TractResult<TValue> {
-    fn matrix<T: Datum>(rows: DenseRows<T>) -> TractResult<Tensor> {
+    fn matrix<T: Datum + rustfx::output::Element>(batch: Batch) -> TractResult<Tensor> {
+        let rows = batch.into_dense::<T>()?;
         Ok(tract_ndarray::Array2::from_shape_vec((rows.rows, rows.width), rows.values)?.into())
     }
-    let tensor = match batch {
-        Batch::Float32Rows(rows) => matrix(rows)?,
-        Batch::Int32Rows(rows) => matrix(rows)?,
-        Batch::Int64Rows(rows) => matrix(rows)?,
-        Batch::RaggedIds { .. } | Batch::SparseRows { .. } | Batch::RaggedStrings { .. } => {
-            return Err(format_err!(
-                "a feature that is not dense rows (a bug in rustfx)"
-            ))
-        }
-    };
+    macro_rules! by_dtype {
+        ($($variant:ident $t:ty),+) => {
+            match batch.values().dtype() {
+                $(DType::$variant => matrix::<$t>(batch)?,)+
+                DType::String => return Err(format_err!("string features cannot feed the model")),
+            }
+        };
+    }
+    let tensor = rustfx::numeric_dtypes!(by_dtype);
     Ok(tensor.into_tvalue())
+}
+
+/// The tract datum type of a dtype: the sensor's one dtype table.
+fn datum_type(dtype: DType) -> TractResult<DatumType> {
+    macro_rules! table {
+        ($($variant:ident $t:ty),+) => {
+            match dtype {
+                $(DType::$variant => Ok(<$t>::datum_type()),)+
+                DType::String => Err(format_err!("string features cannot feed the model")),
+            }
+        };
+    }
+    rustfx::numeric_dtypes!(table)
 }
 
 /// The values of a tract output, or its dtype's name if unsupported.

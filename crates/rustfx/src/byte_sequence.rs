@@ -1,5 +1,11 @@
-//! MalConv-style raw byte sequences: a file's bytes as a fixed-length
-//! `int32` vector for an embedding layer, shifted and padded.
+//! MalConv-style raw byte sequences: a file's bytes as integers for an
+//! embedding layer, shifted, and padded to a fixed length (dense rows) or
+//! not at all (ragged rows, which a batch pads to its longest member, as
+//! MalConv2 does).
+//!
+//! The values' dtype is a parameter ([`TypedSequence`]): int32 by default,
+//! or int16/uint16 (2 bytes per byte: MalConv2's 0..=256 fit), uint8 (when
+//! `shift + 255` and the pad fit), int64.
 //!
 //! * elastic/ember's MalConv: bytes `0..=255` as they are, padded with 256,
 //!   the first 2^20 bytes ([`ByteSequence::ember`]).
@@ -16,9 +22,10 @@
 use crate::explain::{
     sums_by_index, Contribution, Contributions, Explain, ExplainOptions, Explanation,
 };
-use crate::extractor::{check_width, RowExtractor};
-use crate::output::{Batch, DenseRows};
+use crate::extractor::{check_width, RaggedExtractor, RowExtractor};
+use crate::output::{Batch, DType, Element, Layout};
 use crate::{Error, Result};
+use std::marker::PhantomData;
 
 /// The largest `max_len` [`ByteSequence::new`] accepts: 2^26 (64 Mi)
 /// positions, a 256 MiB `int32` row.
@@ -251,17 +258,249 @@ impl Explain for ByteSequence {
                 // In range: sums_by_index checked every index.
                 row[c.index as usize] = sums[c.index as usize] as i32;
             }
-            Ok(Batch::Int32Rows(DenseRows {
-                rows: 1,
-                width,
-                values: row,
-            }))
+            Ok(Batch::dense_row(row))
         };
         Ok(Explanation::new(
             out,
             "the byte + shift at that position; positions past the kept bytes hold pad_value",
             Box::new(assemble),
         ))
+    }
+}
+
+/// An integer dtype a byte sequence can be written in.
+pub trait SequenceValue: Element + TryFrom<i32> {}
+impl SequenceValue for i64 {}
+impl SequenceValue for i32 {}
+impl SequenceValue for i16 {}
+impl SequenceValue for u16 {}
+impl SequenceValue for u8 {}
+
+/// The dtypes a byte sequence can be written in.
+pub const SEQUENCE_DTYPES: &[&str] = &["int32", "int64", "int16", "uint16", "uint8"];
+
+/// A [`ByteSequence`] written as values of `T`, as dense rows of `max_len`
+/// or as ragged rows of the kept bytes only (no padding). Built by
+/// [`TypedSequence::new`], which checks that every value fits `T`.
+#[derive(Clone, Debug)]
+pub struct TypedSequence<T> {
+    sequence: ByteSequence,
+    /// `byte + shift` for every byte, as `T`.
+    table: [T; 256],
+    pad: T,
+    _value: PhantomData<T>,
+}
+
+impl<T: SequenceValue> TypedSequence<T> {
+    /// `sequence` in values of `T`: an `InvalidArgument` error, naming the
+    /// dtype's range, if `shift..=shift + 255` or `pad_value` does not fit.
+    pub fn new(sequence: ByteSequence) -> Result<Self> {
+        let fit = |v: i32| T::try_from(v).ok();
+        let (shift, pad) = (sequence.shift, sequence.pad_value);
+        let range = || {
+            let name = T::DTYPE.name();
+            Error::invalid_argument(format!(
+                "byte sequence dtype {name} cannot hold its values: bytes map to {shift}..={} \
+                 and pad_value is {pad}; choose a wider dtype ({}) or another shift/pad_value",
+                shift.saturating_add(255),
+                SEQUENCE_DTYPES.join(", ")
+            ))
+        };
+        let mut table = [T::default(); 256];
+        for (b, slot) in table.iter_mut().enumerate() {
+            // Cannot overflow: shift <= i32::MAX - 255 (checked in `new`).
+            *slot = fit(b as i32 + shift).ok_or_else(range)?;
+        }
+        let pad = fit(pad).ok_or_else(range)?;
+        Ok(TypedSequence {
+            sequence,
+            table,
+            pad,
+            _value: PhantomData,
+        })
+    }
+
+    /// The kept bytes of `data`, mapped, in order.
+    fn kept<'a>(&'a self, data: &'a [u8]) -> impl Iterator<Item = T> + 'a {
+        let (head, tail) = self.sequence.parts(data);
+        head.iter().chain(tail).map(|&b| self.table[usize::from(b)])
+    }
+}
+
+impl<T: SequenceValue> RowExtractor for TypedSequence<T> {
+    type Value = T;
+
+    fn width(&self) -> usize {
+        self.sequence.max_len
+    }
+
+    fn write_row(&self, doc: &[u8], out: &mut [T]) -> Result<()> {
+        check_width(out.len(), self.sequence.max_len)?;
+        let kept = self.sequence.content_len(doc.len());
+        let (content, padding) = out.split_at_mut(kept);
+        for (o, v) in content.iter_mut().zip(self.kept(doc)) {
+            *o = v;
+        }
+        padding.fill(self.pad);
+        Ok(())
+    }
+
+    /// Head and head_tail both read at most `max_len` bytes.
+    fn work_bytes_hint(&self) -> Option<usize> {
+        Some(self.sequence.max_len)
+    }
+}
+
+/// The ragged rows: the kept bytes only, so a row costs `size_of::<T>()`
+/// bytes per byte of the file (at most `max_len`), never `max_len` values.
+impl<T: SequenceValue> RaggedExtractor for TypedSequence<T> {
+    type Value = T;
+
+    fn append_values(&self, doc: &[u8], values: &mut Vec<T>) {
+        values.extend(self.kept(doc));
+    }
+
+    fn counts_up_front(&self) -> bool {
+        true
+    }
+
+    fn value_count(&self, doc: &[u8]) -> Option<usize> {
+        Some(self.sequence.content_len(doc.len()))
+    }
+
+    fn value_bound(&self, doc: &[u8]) -> Option<usize> {
+        self.value_count(doc)
+    }
+
+    fn work_bytes_hint(&self) -> Option<usize> {
+        Some(self.sequence.max_len)
+    }
+
+    fn write_values(&self, docs: &[&[u8]], out: &mut [T]) -> Result<()> {
+        let total: usize = docs
+            .iter()
+            .map(|d| self.sequence.content_len(d.len()))
+            .sum();
+        if total != out.len() {
+            return Err(crate::extractor::value_count_mismatch(out.len(), total));
+        }
+        let mut rest = out;
+        for doc in docs {
+            let (row, after) = rest.split_at_mut(self.sequence.content_len(doc.len()));
+            for (o, v) in row.iter_mut().zip(self.kept(doc)) {
+                *o = v;
+            }
+            rest = after;
+        }
+        Ok(())
+    }
+}
+
+impl<T: SequenceValue> Explain for TypedSequence<T> {
+    /// [`ByteSequence`]'s explanation, reassembled in `T` (and, for ragged
+    /// rows, without the padding: [`explain_as`](Self::explain_as)).
+    fn explain(&self, doc: &[u8], options: &ExplainOptions) -> Result<Explanation> {
+        self.explain_as(doc, options, Layout::Dense)
+    }
+}
+
+impl<T: SequenceValue> TypedSequence<T> {
+    /// The explanation of `doc`'s row in `layout` (dense: padded to
+    /// `max_len`; ragged: the kept bytes only).
+    pub fn explain_as(
+        &self,
+        doc: &[u8],
+        options: &ExplainOptions,
+        layout: Layout,
+    ) -> Result<Explanation> {
+        let explanation = self.sequence.explain(doc, options)?;
+        let width = match layout {
+            Layout::Ragged => self.sequence.content_len(doc.len()),
+            _ => self.sequence.max_len,
+        };
+        let (table, pad, shift) = (self.table, self.pad, self.sequence.shift);
+        let assemble = move |contributions: &[Contribution]| {
+            let sums = sums_by_index(contributions, width)?;
+            let mut row = vec![pad; width];
+            for c in contributions {
+                // In range: sums_by_index checked every index; the value is
+                // a byte + shift, so the byte is value - shift.
+                let byte = (sums[c.index as usize] as i64 - i64::from(shift)) as u8;
+                row[c.index as usize] = table[usize::from(byte)];
+            }
+            Ok(match layout {
+                Layout::Ragged => Batch::ragged_row(row.into()),
+                _ => Batch::dense_row(row),
+            })
+        };
+        Ok(explanation.with_assembly(Box::new(assemble)))
+    }
+}
+
+/// Ragged rows of a [`TypedSequence`], for explanations: the same rows as
+/// [`RaggedExtractor`], explained without padding.
+#[derive(Clone, Debug)]
+pub struct RaggedSequence<T>(pub TypedSequence<T>);
+
+impl<T: SequenceValue> RaggedExtractor for RaggedSequence<T> {
+    type Value = T;
+    fn append_values(&self, doc: &[u8], values: &mut Vec<T>) {
+        self.0.append_values(doc, values)
+    }
+    fn counts_up_front(&self) -> bool {
+        true
+    }
+    fn value_count(&self, doc: &[u8]) -> Option<usize> {
+        RaggedExtractor::value_count(&self.0, doc)
+    }
+    fn value_bound(&self, doc: &[u8]) -> Option<usize> {
+        RaggedExtractor::value_bound(&self.0, doc)
+    }
+    fn work_bytes_hint(&self) -> Option<usize> {
+        RaggedExtractor::work_bytes_hint(&self.0)
+    }
+    fn write_values(&self, docs: &[&[u8]], out: &mut [T]) -> Result<()> {
+        RaggedExtractor::write_values(&self.0, docs, out)
+    }
+}
+
+impl<T: SequenceValue> Explain for RaggedSequence<T> {
+    fn explain(&self, doc: &[u8], options: &ExplainOptions) -> Result<Explanation> {
+        self.0.explain_as(doc, options, Layout::Ragged)
+    }
+}
+
+/// The byte_sequence extractor of `sequence` in `dtype` (one of
+/// [`SEQUENCE_DTYPES`]) and `layout` (dense or ragged).
+pub fn sequence_extractor(
+    sequence: ByteSequence,
+    dtype: DType,
+    layout: Layout,
+) -> Result<crate::extractor::Extractor> {
+    use crate::extractor::Extractor;
+    fn build<T: SequenceValue + 'static>(s: ByteSequence, layout: Layout) -> Result<Extractor> {
+        let typed = TypedSequence::<T>::new(s)?;
+        Ok(match layout {
+            Layout::Ragged => Extractor::ragged(RaggedSequence(typed)),
+            _ => Extractor::dense(typed),
+        })
+    }
+    if layout == Layout::Sparse {
+        return Err(Error::invalid_argument(
+            "byte sequence output must be one of dense, ragged, got 'sparse'",
+        ));
+    }
+    match dtype {
+        DType::Int32 => build::<i32>(sequence, layout),
+        DType::Int64 => build::<i64>(sequence, layout),
+        DType::Int16 => build::<i16>(sequence, layout),
+        DType::UInt16 => build::<u16>(sequence, layout),
+        DType::UInt8 => build::<u8>(sequence, layout),
+        other => Err(Error::invalid_argument(format!(
+            "byte sequence dtype must be one of {}, got '{}'",
+            SEQUENCE_DTYPES.join(", "),
+            other.name()
+        ))),
     }
 }
 
@@ -342,6 +581,22 @@ mod tests {
         let seq = ByteSequence::new(5, 0, -1, Sampling::HeadTail).unwrap();
         seq.write(&data[..3], &mut out).unwrap();
         assert_eq!(out, [0, 1, 2, -1, -1]);
+    }
+
+    #[test]
+    fn narrow_dtypes_are_refused_with_the_allowed_ones() {
+        let malconv2 = ByteSequence::malconv2(16).unwrap();
+        assert!(TypedSequence::<u16>::new(malconv2).is_ok());
+        assert!(TypedSequence::<i16>::new(malconv2).is_ok());
+        let e = TypedSequence::<u8>::new(malconv2).unwrap_err().to_string();
+        assert!(
+            e.contains("uint8") && e.contains("1..=256") && e.contains("int16"),
+            "{e}"
+        );
+        let e = TypedSequence::<u8>::new(ByteSequence::ember())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pad_value is 256"), "{e}");
     }
 
     #[test]
@@ -447,6 +702,53 @@ mod tests {
                 let r = seq.write(&data, &mut out);
                 prop_assert_eq!(r.is_ok(), out_len == max_len);
             }
+        }
+
+        /// Every dtype and both layouts hold the oracle's values: dense rows
+        /// its whole row in the dtype, ragged rows its kept bytes only; and
+        /// a dtype too narrow for the values is refused at construction.
+        #[test]
+        fn prop_typed_rows_equal_the_oracle(
+            data in proptest::collection::vec(any::<u8>(), 0..300),
+            max_len in 1usize..200,
+            shift in -300i32..300,
+            pad_choice in any::<bool>(),
+            head_tail in any::<bool>(),
+        ) {
+            let pad = if pad_choice { shift - 1 } else { shift + 256 };
+            let sampling = if head_tail { Sampling::HeadTail } else { Sampling::Head };
+            let sequence = ByteSequence::new(max_len, shift, pad, sampling).unwrap();
+            let want = oracle(&data, max_len, shift, pad, sampling);
+            let kept = sequence.content_len(data.len());
+            fn typed<T: SequenceValue>(
+                sequence: ByteSequence, data: &[u8], want: &[i32], kept: usize,
+            ) -> std::result::Result<(), TestCaseError> {
+                let fits = want.iter().all(|&v| T::try_from(v).is_ok())
+                    && T::try_from(sequence.shift() + 255).is_ok()
+                    && T::try_from(sequence.shift()).is_ok();
+                let Ok(typed) = TypedSequence::<T>::new(sequence) else {
+                    prop_assert!(!fits, "{:?} refused", T::DTYPE);
+                    return Ok(());
+                };
+                prop_assert!(fits);
+                let as_t: Vec<T> = want.iter().map(|&v| T::try_from(v).ok().unwrap()).collect();
+                prop_assert_eq!(RowExtractor::row(&typed, data), as_t.clone());
+                let mut ragged = Vec::new();
+                let docs = [data, data];
+                RaggedExtractor::append_rows(&typed, &docs, &mut ragged, &mut Vec::new());
+                let mut twice = as_t[..kept].to_vec();
+                twice.extend_from_slice(&as_t[..kept]);
+                prop_assert_eq!(&ragged, &twice);
+                let mut direct = vec![T::default(); 2 * kept];
+                RaggedExtractor::write_values(&typed, &docs, &mut direct).unwrap();
+                prop_assert_eq!(direct, twice);
+                Ok(())
+            }
+            typed::<i32>(sequence, &data, &want, kept)?;
+            typed::<i64>(sequence, &data, &want, kept)?;
+            typed::<i16>(sequence, &data, &want, kept)?;
+            typed::<u16>(sequence, &data, &want, kept)?;
+            typed::<u8>(sequence, &data, &want, kept)?;
         }
     }
 }

@@ -16,7 +16,7 @@
 //! [`FeatureSpec`]: crate::spec::FeatureSpec
 
 use crate::byte_features::{ByteEntropyHistogram, ByteHistogram, EmptyInput, StringFeatures};
-use crate::byte_sequence::{ByteSequence, Preset, Sampling};
+use crate::byte_sequence::{sequence_extractor, ByteSequence, Preset, Sampling, SEQUENCE_DTYPES};
 use crate::ember2024::general::GeneralFileInfo;
 use crate::ember2024::strings::Ember2024Strings;
 use crate::ember2024::{EmberFeatures, EmberGroup};
@@ -25,6 +25,7 @@ use crate::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramCounter, NgramCounts, NgramHasher, NgramSequence,
     Norm, Tokenizer,
 };
+use crate::output::{DType, Layout};
 use crate::printable_strings::{PrintableStrings, StringEncoding};
 use crate::spec::params::{int32, size, Default, ParamDecl, ParamType, ParamValue, Params};
 use crate::{Error, Result};
@@ -119,7 +120,7 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
         canonicalize: no_derived,
         build: |p| {
             let empty = EmptyInput::from_name(p.str("empty")?)?;
-            Ok(Extractor::Float32Rows(Box::new(ByteHistogram::new(empty))))
+            Ok(Extractor::dense(ByteHistogram::new(empty)))
         },
     },
     ExtractorEntry {
@@ -140,7 +141,7 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
             let empty = EmptyInput::from_name(p.str("empty")?)?;
             let (window, step) = (size(p.int("window")?), size(p.int("step")?));
             let extractor = ByteEntropyHistogram::new(window, step, empty)?;
-            Ok(Extractor::Float32Rows(Box::new(extractor)))
+            Ok(Extractor::dense(extractor))
         },
     },
     ExtractorEntry {
@@ -151,7 +152,7 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
         examples: &["{}"],
         cost_per_byte: 10,
         canonicalize: no_derived,
-        build: |_| Ok(Extractor::Float32Rows(Box::new(StringFeatures))),
+        build: |_| Ok(Extractor::dense(StringFeatures)),
     },
     ExtractorEntry {
         name: "general_file_info",
@@ -161,7 +162,7 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
         examples: &["{}"],
         cost_per_byte: 10,
         canonicalize: no_derived,
-        build: |_| Ok(Extractor::Float32Rows(Box::new(GeneralFileInfo))),
+        build: |_| Ok(Extractor::dense(GeneralFileInfo)),
     },
     ExtractorEntry {
         name: "ember2024_string_features",
@@ -171,7 +172,7 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
         examples: &["{}"],
         cost_per_byte: 10,
         canonicalize: no_derived,
-        build: |_| Ok(Extractor::Float32Rows(Box::new(Ember2024Strings::new()?))),
+        build: |_| Ok(Extractor::dense(Ember2024Strings::new()?)),
     },
     ExtractorEntry {
         name: "ember_features",
@@ -193,13 +194,13 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
                 .map(|g| EmberGroup::from_name(g))
                 .collect::<Result<Vec<_>>>()?;
             let extractor = EmberFeatures::new(p.int("feature_version")?, &groups)?;
-            Ok(Extractor::Float32Rows(Box::new(extractor)))
+            Ok(Extractor::dense(extractor))
         },
     },
     ExtractorEntry {
         name: "byte_sequence",
         output_version: 1,
-        doc: "MalConv-style raw bytes: int32 byte + shift, padded to max_len",
+        doc: "MalConv-style raw bytes: byte + shift, in dense rows padded to max_len or ragged rows",
         params: &[
             decl("max_len", ParamType::OptionalInt, Default::Null, &[],
                  "row length, in [1, 2**26]; null: the preset's"),
@@ -211,10 +212,17 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
                  "pad value, outside shift..=shift+255; null: the preset's"),
             decl("sampling", ParamType::Str, Default::Str("head"), Sampling::NAMES,
                  "head: the first max_len bytes; head_tail: the first and last halves"),
+            decl("dtype", ParamType::Str, Default::Str("int32"), SEQUENCE_DTYPES,
+                 "the values' dtype: int16/uint16 hold any shift in -1..=32512 (MalConv2's 0..=256) at 2 bytes per byte"),
+            decl("output", ParamType::Str, Default::Str("dense"), &["dense", "ragged"],
+                 "dense: rows padded to max_len; ragged: the kept bytes only (a batch pads to its longest, as MalConv2 does)"),
         ],
         examples: &[
             r#"{"max_len": 48}"#,
             r#"{"max_len": 64, "preset": "malconv2", "sampling": "head_tail"}"#,
+            r#"{"max_len": 64, "preset": "malconv2", "dtype": "int16", "output": "ragged"}"#,
+            r#"{"max_len": 40, "preset": "malconv2", "dtype": "uint16", "output": "dense", "sampling": "head_tail"}"#,
+            r#"{"max_len": 32, "shift": 0, "pad_value": -1, "dtype": "int16", "output": "ragged"}"#,
         ],
         cost_per_byte: 10,
         canonicalize: canonical_byte_sequence,
@@ -225,7 +233,11 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
                 int32("pad_value", p.optional_int("pad_value")?.unwrap_or(0))?,
                 Sampling::from_name(p.str("sampling")?)?,
             )?;
-            Ok(Extractor::Int32Rows(Box::new(sequence)))
+            sequence_extractor(
+                sequence,
+                DType::from_name(p.str("dtype")?)?,
+                Layout::from_name(p.str("output")?)?,
+            )
         },
     },
     ExtractorEntry {
@@ -262,7 +274,7 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
                 limit("max_strings")?,
                 limit("max_bytes")?,
             )?;
-            Ok(Extractor::RaggedStrings(Box::new(strings)))
+            Ok(Extractor::ragged_strings(strings))
         },
     },
 ];
@@ -400,17 +412,17 @@ fn build_hashed_ngrams(p: &Params) -> Result<Extractor> {
         NgramCounter::new(hasher.clone(), options)
     };
     Ok(match output {
-        NgramOutput::Ragged => Extractor::RaggedIds(Box::new(hasher)),
+        NgramOutput::Ragged => Extractor::ragged(hasher),
         NgramOutput::Sequence => {
             let max_tokens = p.optional_int("max_tokens")?.ok_or_else(|| {
                 Error::invalid_argument("output='sequence' needs max_tokens in [1, 2**24]")
             })?;
             let pad = p.int("pad_value")?;
             let sequence = NgramSequence::new(hasher.clone(), size(max_tokens), pad)?;
-            Extractor::Int64Rows(Box::new(sequence))
+            Extractor::dense(sequence)
         }
-        NgramOutput::Counts => Extractor::Float32Rows(Box::new(NgramCounts::new(counts()?)?)),
-        NgramOutput::Sparse => Extractor::SparseRows(Box::new(counts()?)),
+        NgramOutput::Counts => Extractor::dense(NgramCounts::new(counts()?)?),
+        NgramOutput::Sparse => Extractor::Sparse(Box::new(counts()?)),
     })
 }
 

@@ -3,8 +3,8 @@
 //! per output (docs/serving.md), shared so both print exactly the same way;
 //! `rustfx-features` a [`Batch`]'s rows ([`text_rows`]).
 
-use crate::output::{row_range, Batch, DenseRows};
-use std::fmt::{Debug, Display, Write as _};
+use crate::output::{row_range, Batch, Values};
+use std::fmt::{Display, Write as _};
 use std::io::Write;
 
 /// Writes a path's bytes as they are, except `\`, tab, newline and CR,
@@ -57,45 +57,27 @@ pub fn push_values<T: Display>(values: &[T], out: &mut String) {
 /// value as `index:value`, a string as JSON. What `rustfx-features` prints,
 /// space-separated, one line per file.
 pub fn text_rows(batch: &Batch) -> Vec<Vec<String>> {
-    fn debug<T: Debug>(values: &[T]) -> Vec<String> {
-        values.iter().map(|v| format!("{v:?}")).collect()
-    }
-    fn dense<T: Debug>(rows: &DenseRows<T>) -> Vec<Vec<String>> {
-        (0..rows.rows).map(|i| debug(rows.row(i))).collect()
-    }
-    let ragged = |row_ends: &[u64], text: &dyn Fn(std::ops::Range<usize>) -> Vec<String>| {
+    let values = batch.values();
+    let text = |j: usize| match values {
+        Values::String(strings) => {
+            let s = String::from_utf8_lossy(&strings.bytes[row_range(&strings.ends, j)]);
+            serde_json::Value::from(s.as_ref()).to_string()
+        }
+        _ => values.value_text(j).unwrap_or_default(),
+    };
+    let ragged = |row_ends: &[u64], cell: &dyn Fn(usize) -> String| -> Vec<Vec<String>> {
         (0..row_ends.len())
-            .map(|i| text(row_range(row_ends, i)))
+            .map(|i| row_range(row_ends, i).map(cell).collect())
             .collect()
     };
     match batch {
-        Batch::Float32Rows(rows) => dense(rows),
-        Batch::Int32Rows(rows) => dense(rows),
-        Batch::Int64Rows(rows) => dense(rows),
-        Batch::RaggedIds { ids, row_ends } => ragged(row_ends, &|r| debug(&ids[r])),
-        Batch::SparseRows {
-            indices,
-            values,
-            row_ends,
-            ..
-        } => ragged(row_ends, &|r| {
-            indices[r.clone()]
-                .iter()
-                .zip(&values[r])
-                .map(|(i, v)| format!("{i}:{v:?}"))
-                .collect()
-        }),
-        Batch::RaggedStrings {
-            bytes,
-            string_ends,
-            row_ends,
-        } => ragged(row_ends, &|r| {
-            r.map(|j| {
-                let s = String::from_utf8_lossy(&bytes[row_range(string_ends, j)]);
-                serde_json::Value::from(s.as_ref()).to_string()
-            })
-            .collect()
-        }),
+        Batch::Dense { rows, width, .. } => (0..*rows)
+            .map(|i| (i * width..(i + 1) * width).map(text).collect())
+            .collect(),
+        Batch::Ragged { row_ends, .. } => ragged(row_ends, &text),
+        Batch::Sparse {
+            indices, row_ends, ..
+        } => ragged(row_ends, &|j| format!("{}:{}", indices[j], text(j))),
     }
 }
 

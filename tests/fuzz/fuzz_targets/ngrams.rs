@@ -6,7 +6,7 @@
 //!   breaks a documented rule, and never panics;
 //! - every id is in `0..num_buckets`, and equals `bucket(gram)` of the gram
 //!   `for_each_gram` yields at the same position;
-//! - `id_bound`, where there is one, is at least the number of ids;
+//! - `value_bound`, where there is one, is at least the number of ids;
 //! - the number of grams matches a naive count for the `byte`, `char` and
 //!   `whitespace` tokenizers (and the grams themselves for `byte`);
 //! - `sequence` writes `min(ids, len)` ids equal to the prefix of `ids` and
@@ -199,8 +199,8 @@ fuzz_target!(|input: Input| {
     }
     // What a kernel sizes its output by when it cannot count: a bound.
     {
-        use rustfx::extractor::RaggedIdsExtractor;
-        if let Some(bound) = hasher.id_bound(doc) {
+        use rustfx::extractor::RaggedExtractor;
+        if let Some(bound) = hasher.value_bound(doc) {
             assert!(bound >= ids.len(), "bound {bound} < {} ids", ids.len());
         }
     }

@@ -212,10 +212,8 @@ mod tests {
 
     fn reassembled(doc: &[u8], options: &ExplainOptions) -> Vec<f32> {
         let e = StringFeatures.explain(doc, options).unwrap();
-        let crate::output::Batch::Float32Rows(rows) = e.reassemble().unwrap() else {
-            panic!("not float32 rows");
-        };
-        rows.values
+        let rows = e.reassemble().unwrap().into_dense::<f32>();
+        rows.expect("float32 rows").values
     }
 
     fn extracted(doc: &[u8]) -> Vec<f32> {

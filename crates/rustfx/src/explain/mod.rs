@@ -153,6 +153,13 @@ impl Explanation {
         }
     }
 
+    /// The same contributions finished by `assemble` instead: an
+    /// extractor that writes another's values in another dtype or layout
+    /// (a byte sequence in int16, without padding).
+    pub fn with_assembly(self, assemble: Assemble) -> Self {
+        Explanation { assemble, ..self }
+    }
+
     /// The extractor's output for the document, rebuilt from the
     /// contributions alone: equal to extraction bit for bit (a `Batch` of
     /// one row). An error when the explanation was truncated.
@@ -269,11 +276,7 @@ pub fn slot_of(c: &Contribution, base: u64, width: usize) -> Result<usize> {
 
 /// A batch of one dense float32 row.
 pub fn float32_row(values: Vec<f32>) -> Batch {
-    Batch::Float32Rows(crate::output::DenseRows {
-        rows: 1,
-        width: values.len(),
-        values,
-    })
+    Batch::dense_row(values)
 }
 
 impl Extractor {

@@ -18,17 +18,19 @@
 //! ```
 
 use crate::explain::Explain;
-use crate::output::SparseRow;
+use crate::output::{
+    wrong_dtype, DType, Element, Layout, OutputSpec, SparseRow, Values, ValuesMut,
+};
 
 mod fill;
 use crate::{Error, ErrorKind, Result};
-pub use fill::DenseValue;
 
 /// A validated extractor with a fixed output width. Immutable, so one
 /// instance serves many threads at once.
 pub trait RowExtractor: Send + Sync + Explain {
-    /// The value type of a row: `f32` features, `i32` or `i64` ids.
-    type Value: Copy + Default + Send;
+    /// The value type of a row: `f32` features, `i32` or `i64` ids, the
+    /// narrower integers of byte sequences.
+    type Value: Element;
 
     /// Values per row, fixed when the extractor was built.
     fn width(&self) -> usize;
@@ -101,72 +103,84 @@ fn wrong_width(got: usize, width: usize) -> Error {
     )
 }
 
-/// An extractor whose rows have any number of int64 ids (the ragged
-/// output: hashed n-gram ids).
-pub trait RaggedIdsExtractor: Send + Sync + Explain {
-    /// Appends the ids of `doc` to `ids`.
-    fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>);
+/// An extractor whose rows have any number of values of one element type
+/// (the ragged layout: hashed n-gram ids, a file's bytes for MalConv2).
+pub trait RaggedExtractor: Send + Sync + Explain {
+    /// The value type: `i64` ids, `i16`/`u16`/`i32`/`u8` bytes.
+    type Value: Element;
 
-    /// Appends the ids of each of `docs` to `ids`, pushing `ids.len()` to
-    /// `row_ends` after each document: a batch of rows in one call.
-    fn append_id_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, row_ends: &mut Vec<u64>) {
+    /// Appends the values of `doc` to `values`.
+    fn append_values(&self, doc: &[u8], values: &mut Vec<Self::Value>);
+
+    /// Appends the values of each of `docs` to `values`, pushing
+    /// `values.len()` to `row_ends` after each document: a batch of rows in
+    /// one call.
+    fn append_rows(&self, docs: &[&[u8]], values: &mut Vec<Self::Value>, row_ends: &mut Vec<u64>) {
         row_ends.reserve(docs.len());
         for doc in docs {
-            self.append_ids(doc, ids);
-            row_ends.push(ids.len() as u64);
+            self.append_values(doc, values);
+            row_ends.push(values.len() as u64);
         }
     }
 
-    /// Whether [`id_count`](Self::id_count) can tell, for some documents.
-    fn counts_ids_up_front(&self) -> bool {
+    /// Whether [`value_count`](Self::value_count) can tell, for some
+    /// documents.
+    fn counts_up_front(&self) -> bool {
         false
     }
 
-    /// How many ids `doc` has, when that is known without extracting them
-    /// (byte and character n-grams: every window): a kernel can then
-    /// size its output first and have the ids written straight into it
-    /// ([`write_id_rows`](Self::write_id_rows)), with no copy.
-    fn id_count(&self, _doc: &[u8]) -> Option<usize> {
+    /// How many values `doc` has, when that is known without extracting
+    /// them (byte and character n-grams: every window; byte sequences: the
+    /// kept bytes): a kernel can then size its output first and have the
+    /// values written straight into it ([`write_values`](Self::write_values)),
+    /// with no copy.
+    fn value_count(&self, _doc: &[u8]) -> Option<usize> {
         None
     }
 
-    /// At most how many ids `doc` has, from its length alone, when that
+    /// At most how many values `doc` has, from its length alone, when that
     /// is known (byte and character n-grams: a window per byte at most).
-    /// Where `id_count` would decode a document (a binary's characters),
+    /// Where `value_count` would decode a document (a binary's characters),
     /// a kernel sizes its output by this instead of growing it.
-    fn id_bound(&self, _doc: &[u8]) -> Option<usize> {
+    fn value_bound(&self, _doc: &[u8]) -> Option<usize> {
         None
     }
 
-    /// The ids of `docs`, end to end, into `out`, which holds exactly as
+    /// At most how many bytes of a document its values cost
+    /// ([`RowExtractor::work_bytes_hint`]).
+    fn work_bytes_hint(&self) -> Option<usize> {
+        None
+    }
+
+    /// The values of `docs`, end to end, into `out`, which holds exactly as
     /// many (an `Internal` error otherwise: a caller's bug).
-    fn write_id_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
-        write_id_rows_by_copy(self, docs, out)
+    fn write_values(&self, docs: &[&[u8]], out: &mut [Self::Value]) -> Result<()> {
+        write_values_by_copy(self, docs, out)
     }
 }
 
-/// [`RaggedIdsExtractor::write_id_rows`] of any extractor: its
-/// `append_id_rows`, copied into `out`.
-pub fn write_id_rows_by_copy<E: RaggedIdsExtractor + ?Sized>(
+/// [`RaggedExtractor::write_values`] of any extractor: its `append_rows`,
+/// copied into `out`.
+pub fn write_values_by_copy<E: RaggedExtractor + ?Sized>(
     extractor: &E,
     docs: &[&[u8]],
-    out: &mut [i64],
+    out: &mut [E::Value],
 ) -> Result<()> {
-    let (mut ids, mut row_ends) = (Vec::new(), Vec::new());
-    extractor.append_id_rows(docs, &mut ids, &mut row_ends);
-    if out.len() != ids.len() {
-        return Err(id_count_mismatch(out.len(), ids.len()));
+    let (mut values, mut row_ends) = (Vec::new(), Vec::new());
+    extractor.append_rows(docs, &mut values, &mut row_ends);
+    if out.len() != values.len() {
+        return Err(value_count_mismatch(out.len(), values.len()));
     }
-    out.copy_from_slice(&ids);
+    out.copy_from_slice(&values);
     Ok(())
 }
 
-/// The error of [`RaggedIdsExtractor::write_id_rows`] given room for
-/// `room` ids where the documents have `ids`.
-pub fn id_count_mismatch(room: usize, ids: usize) -> Error {
+/// The error of [`RaggedExtractor::write_values`] given room for `room`
+/// values where the documents have `values`.
+pub fn value_count_mismatch(room: usize, values: usize) -> Error {
     Error::new(
         ErrorKind::Internal,
-        format!("room for {room} ids, the documents have {ids} (a bug in rustfx)"),
+        format!("room for {room} values, the documents have {values} (a bug in rustfx)"),
     )
 }
 
@@ -223,25 +237,21 @@ pub trait RaggedStringsExtractor: Send + Sync + Explain {
     }
 }
 
-/// A built extractor of any output kind: what a [`FeatureSpec`] builds
-/// (`crate::spec::FeatureSpec::build`) and every host (the ops,
-/// `rustfx-features`, the benches) drives. One variant per output kind, so
-/// a new extractor of an existing kind is a registry entry, not a new arm.
+/// A built extractor: what a [`FeatureSpec`] builds
+/// (`crate::spec::FeatureSpec::build`) and every host (the ops, the C ABI,
+/// the programs, the benches) drives. One variant per layout; the dtype is
+/// a field of each ([`DenseOutput::dtype`], [`RaggedOutput::dtype`]), so a
+/// new extractor is a registry entry, and a new dtype is a line in
+/// [`crate::numeric_dtypes!`].
 ///
 /// [`FeatureSpec`]: crate::spec::FeatureSpec
 pub enum Extractor {
-    /// Fixed-width float32 rows.
-    Float32Rows(Box<dyn RowExtractor<Value = f32>>),
-    /// Fixed-width int32 rows.
-    Int32Rows(Box<dyn RowExtractor<Value = i32>>),
-    /// Fixed-width int64 rows.
-    Int64Rows(Box<dyn RowExtractor<Value = i64>>),
-    /// Ragged int64 ids.
-    RaggedIds(Box<dyn RaggedIdsExtractor>),
+    /// Fixed-width rows of any numeric dtype.
+    Dense(Box<dyn DenseOutput>),
+    /// Any number of values per document, of any dtype (strings included).
+    Ragged(Box<dyn RaggedOutput>),
     /// Sparse float32 rows of a fixed dense width.
-    SparseRows(Box<dyn SparseRowsExtractor>),
-    /// Ragged byte strings.
-    RaggedStrings(Box<dyn RaggedStringsExtractor>),
+    Sparse(Box<dyn SparseRowsExtractor>),
 }
 
 impl std::fmt::Debug for Extractor {
@@ -250,140 +260,203 @@ impl std::fmt::Debug for Extractor {
     }
 }
 
-/// The element type of an output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DType {
-    /// float32.
-    Float32,
-    /// int32.
-    Int32,
-    /// int64.
-    Int64,
-    /// Byte strings (`tf.string`).
-    String,
-}
-
-crate::names::named_values!(DType, "dtype", {
-    Float32 => "float32",
-    Int32 => "int32",
-    Int64 => "int64",
-    String => "string",
-});
-
-/// How each document's values are laid out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputKind {
-    /// A row of exactly `width` values.
-    Dense,
-    /// Any number of values.
-    Ragged,
-    /// A sparse row of dense width `width`.
-    Sparse,
-}
-
-crate::names::named_values!(OutputKind, "output kind", {
-    Dense => "dense",
-    Ragged => "ragged",
-    Sparse => "sparse",
-});
-
-/// What an extractor outputs per document: kind, dtype and, for dense and
-/// sparse rows, the width. Part of every [`FeatureSpec`](crate::spec::FeatureSpec).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OutputSpec {
-    /// Dense, ragged or sparse.
-    pub kind: OutputKind,
-    /// The element type.
-    pub dtype: DType,
-    /// Values per row (dense), the dense width (sparse), `None` (ragged).
-    pub width: Option<usize>,
-}
-
-/// What any dense-row extractor says about itself, whatever its value type.
-trait RowInfo {
-    fn width(&self) -> usize;
-    fn work_bytes_hint(&self) -> Option<usize>;
-    fn feature_names(&self) -> Option<Vec<String>>;
-}
-
-impl<T: Copy + Default + Send> RowInfo for Box<dyn RowExtractor<Value = T>> {
-    fn width(&self) -> usize {
-        self.as_ref().width()
-    }
-    fn work_bytes_hint(&self) -> Option<usize> {
-        self.as_ref().work_bytes_hint()
-    }
-    fn feature_names(&self) -> Option<Vec<String>> {
-        self.as_ref().feature_names()
-    }
-}
-
-/// An extractor described: its dense rows and their dtype, or the output of
-/// another kind, and its explainer.
-struct Described<'a> {
-    layout: Layout<'a>,
-    explainer: &'a dyn Explain,
-}
-
-enum Layout<'a> {
-    Rows(&'a dyn RowInfo, DType),
-    Other(OutputSpec),
-}
-
 impl Extractor {
-    /// The one description of each kind, which [`output`](Self::output),
-    /// [`work_bytes_hint`](Self::work_bytes_hint),
-    /// [`feature_names`](Self::feature_names) and
-    /// [`explain`](Self::explain) read.
-    fn described(&self) -> Described<'_> {
-        let other = |kind, dtype, width| Layout::Other(OutputSpec { kind, dtype, width });
-        let (layout, explainer): (Layout<'_>, &dyn Explain) = match self {
-            Extractor::Float32Rows(e) => (Layout::Rows(e, DType::Float32), e.as_ref()),
-            Extractor::Int32Rows(e) => (Layout::Rows(e, DType::Int32), e.as_ref()),
-            Extractor::Int64Rows(e) => (Layout::Rows(e, DType::Int64), e.as_ref()),
-            Extractor::RaggedIds(e) => (other(OutputKind::Ragged, DType::Int64, None), e.as_ref()),
-            Extractor::SparseRows(e) => (
-                other(OutputKind::Sparse, DType::Float32, Some(e.width())),
-                e.as_ref(),
-            ),
-            Extractor::RaggedStrings(e) => {
-                (other(OutputKind::Ragged, DType::String, None), e.as_ref())
-            }
-        };
-        Described { layout, explainer }
+    /// The dense extractor `e`, whatever its value type.
+    pub fn dense<E: RowExtractor + 'static>(e: E) -> Extractor {
+        Extractor::Dense(Box::new(e))
     }
 
-    /// The explainer of this extractor's kind.
+    /// The ragged extractor `e`, whatever its value type.
+    pub fn ragged<E: RaggedExtractor + 'static>(e: E) -> Extractor {
+        Extractor::Ragged(Box::new(e))
+    }
+
+    /// The extractor of ragged byte strings `e`.
+    pub fn ragged_strings<E: RaggedStringsExtractor + 'static>(e: E) -> Extractor {
+        Extractor::Ragged(Box::new(StringRows(e)))
+    }
+
+    /// The explainer of this extractor.
     pub(crate) fn explainer(&self) -> &dyn Explain {
-        self.described().explainer
+        match self {
+            Extractor::Dense(e) => e.explainer(),
+            Extractor::Ragged(e) => e.explainer(),
+            Extractor::Sparse(e) => e.as_ref(),
+        }
     }
 
     /// What this extractor outputs per document.
     pub fn output(&self) -> OutputSpec {
-        match self.described().layout {
-            Layout::Rows(e, dtype) => OutputSpec {
-                kind: OutputKind::Dense,
-                dtype,
-                width: Some(e.width()),
-            },
-            Layout::Other(spec) => spec,
+        let (layout, dtype, width) = match self {
+            Extractor::Dense(e) => (Layout::Dense, e.dtype(), Some(e.width())),
+            Extractor::Ragged(e) => (Layout::Ragged, e.dtype(), None),
+            Extractor::Sparse(e) => (Layout::Sparse, DType::Float32, Some(e.width())),
+        };
+        OutputSpec {
+            layout,
+            dtype,
+            width,
         }
     }
 
     /// The extractor's work hint ([`RowExtractor::work_bytes_hint`]).
     pub fn work_bytes_hint(&self) -> Option<usize> {
-        match self.described().layout {
-            Layout::Rows(e, _) => e.work_bytes_hint(),
-            Layout::Other(_) => None,
+        match self {
+            Extractor::Dense(e) => e.work_bytes_hint(),
+            Extractor::Ragged(e) => e.work_bytes_hint(),
+            Extractor::Sparse(_) => None,
         }
     }
 
     /// The name of each value of a dense row, for the extractors that name
     /// them ([`RowExtractor::feature_names`]).
     pub fn feature_names(&self) -> Option<Vec<String>> {
-        match self.described().layout {
-            Layout::Rows(e, _) => e.feature_names(),
-            Layout::Other(_) => None,
+        match self {
+            Extractor::Dense(e) => e.feature_names(),
+            _ => None,
         }
+    }
+}
+
+/// A dense-row extractor of any dtype, as [`Extractor::Dense`] holds it:
+/// every [`RowExtractor`] is one.
+pub trait DenseOutput: Send + Sync {
+    /// The rows' dtype.
+    fn dtype(&self) -> DType;
+    /// Values per row.
+    fn width(&self) -> usize;
+    /// [`RowExtractor::work_bytes_hint`].
+    fn work_bytes_hint(&self) -> Option<usize>;
+    /// [`RowExtractor::feature_names`].
+    fn feature_names(&self) -> Option<Vec<String>>;
+    /// [`RowExtractor::write_rows`] into values of the rows' dtype (an
+    /// `Internal` error for another dtype).
+    fn write_rows(&self, docs: &[&[u8]], out: ValuesMut<'_>) -> Result<()>;
+    /// The extractor's explainer.
+    fn explainer(&self) -> &dyn Explain;
+}
+
+impl<E: RowExtractor> DenseOutput for E {
+    fn dtype(&self) -> DType {
+        E::Value::DTYPE
+    }
+    fn width(&self) -> usize {
+        RowExtractor::width(self)
+    }
+    fn work_bytes_hint(&self) -> Option<usize> {
+        RowExtractor::work_bytes_hint(self)
+    }
+    fn feature_names(&self) -> Option<Vec<String>> {
+        RowExtractor::feature_names(self)
+    }
+    fn write_rows(&self, docs: &[&[u8]], out: ValuesMut<'_>) -> Result<()> {
+        let got = out.dtype();
+        let out = E::Value::slice_of(out).ok_or_else(|| wrong_dtype(E::Value::DTYPE, got))?;
+        RowExtractor::write_rows(self, docs, out)
+    }
+    fn explainer(&self) -> &dyn Explain {
+        self
+    }
+}
+
+/// A ragged extractor of any dtype, as [`Extractor::Ragged`] holds it:
+/// every [`RaggedExtractor`] is one, and every [`RaggedStringsExtractor`]
+/// through [`StringRows`].
+pub trait RaggedOutput: Send + Sync {
+    /// The values' dtype.
+    fn dtype(&self) -> DType;
+    /// Appends each of `docs`' values to `values` (of the dtype; an
+    /// `Internal` error otherwise), pushing the count so far to `row_ends`
+    /// after each document.
+    fn append_rows(
+        &self,
+        docs: &[&[u8]],
+        values: &mut Values,
+        row_ends: &mut Vec<u64>,
+    ) -> Result<()>;
+    /// [`RaggedExtractor::counts_up_front`].
+    fn counts_up_front(&self) -> bool {
+        false
+    }
+    /// [`RaggedExtractor::value_count`].
+    fn value_count(&self, _doc: &[u8]) -> Option<usize> {
+        None
+    }
+    /// [`RaggedExtractor::value_bound`].
+    fn value_bound(&self, _doc: &[u8]) -> Option<usize> {
+        None
+    }
+    /// [`RaggedExtractor::work_bytes_hint`].
+    fn work_bytes_hint(&self) -> Option<usize> {
+        None
+    }
+    /// [`RaggedExtractor::write_values`] into values of the dtype.
+    fn write_values(&self, docs: &[&[u8]], out: ValuesMut<'_>) -> Result<()>;
+    /// The extractor's explainer.
+    fn explainer(&self) -> &dyn Explain;
+}
+
+impl<E: RaggedExtractor> RaggedOutput for E {
+    fn dtype(&self) -> DType {
+        E::Value::DTYPE
+    }
+    fn append_rows(
+        &self,
+        docs: &[&[u8]],
+        values: &mut Values,
+        row_ends: &mut Vec<u64>,
+    ) -> Result<()> {
+        let got = values.dtype();
+        let values = E::Value::of_mut(values).ok_or_else(|| wrong_dtype(E::Value::DTYPE, got))?;
+        RaggedExtractor::append_rows(self, docs, values, row_ends);
+        Ok(())
+    }
+    fn counts_up_front(&self) -> bool {
+        RaggedExtractor::counts_up_front(self)
+    }
+    fn value_count(&self, doc: &[u8]) -> Option<usize> {
+        RaggedExtractor::value_count(self, doc)
+    }
+    fn value_bound(&self, doc: &[u8]) -> Option<usize> {
+        RaggedExtractor::value_bound(self, doc)
+    }
+    fn work_bytes_hint(&self) -> Option<usize> {
+        RaggedExtractor::work_bytes_hint(self)
+    }
+    fn write_values(&self, docs: &[&[u8]], out: ValuesMut<'_>) -> Result<()> {
+        let got = out.dtype();
+        let out = E::Value::slice_of(out).ok_or_else(|| wrong_dtype(E::Value::DTYPE, got))?;
+        RaggedExtractor::write_values(self, docs, out)
+    }
+    fn explainer(&self) -> &dyn Explain {
+        self
+    }
+}
+
+/// A [`RaggedStringsExtractor`] as a [`RaggedOutput`] of dtype string.
+pub struct StringRows<E>(pub E);
+
+impl<E: RaggedStringsExtractor> RaggedOutput for StringRows<E> {
+    fn dtype(&self) -> DType {
+        DType::String
+    }
+    fn append_rows(
+        &self,
+        docs: &[&[u8]],
+        values: &mut Values,
+        row_ends: &mut Vec<u64>,
+    ) -> Result<()> {
+        let Values::String(strings) = values else {
+            return Err(wrong_dtype(DType::String, values.dtype()));
+        };
+        self.0
+            .append_string_rows(docs, &mut strings.bytes, &mut strings.ends, row_ends);
+        Ok(())
+    }
+    fn write_values(&self, _docs: &[&[u8]], out: ValuesMut<'_>) -> Result<()> {
+        Err(wrong_dtype(DType::String, out.dtype()))
+    }
+    fn explainer(&self) -> &dyn Explain {
+        &self.0
     }
 }

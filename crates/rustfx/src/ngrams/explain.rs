@@ -16,7 +16,7 @@ use crate::explain::{
     Explanation, MAX_CONTRIBUTIONS,
 };
 use crate::extractor::{RowExtractor, SparseRowsExtractor};
-use crate::output::{Batch, DenseRows, SparseRow};
+use crate::output::{Batch, SparseRow};
 use crate::Result;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -93,10 +93,7 @@ impl Explain for NgramHasher {
         });
         let assemble = |contributions: &[Contribution]| {
             let ids: Vec<i64> = contributions.iter().map(|c| c.index as i64).collect();
-            Ok(Batch::RaggedIds {
-                row_ends: vec![ids.len() as u64],
-                ids,
-            })
+            Ok(Batch::ragged_row(ids.into()))
         };
         Ok(Explanation::new(
             out,
@@ -128,11 +125,7 @@ impl Explain for NgramSequence {
                 // Exact: ids are below 2^53.
                 values[slot(c, width)?] = c.value as i64;
             }
-            Ok(Batch::Int64Rows(DenseRows {
-                rows: 1,
-                width,
-                values,
-            }))
+            Ok(Batch::dense_row(values))
         };
         Ok(Explanation::new(
             out,
@@ -185,11 +178,11 @@ impl Explain for NgramCounter {
             let summed: Vec<(u64, i64)> = sums.into_iter().collect();
             let mut row = SparseRow::default();
             finish_sparse_row(&summed, count_options, &mut row);
-            Ok(Batch::SparseRows {
+            Ok(Batch::Sparse {
                 width,
                 row_ends: vec![row.indices.len() as u64],
                 indices: row.indices,
-                values: row.values,
+                values: row.values.into(),
             })
         };
         Ok(Explanation::new(

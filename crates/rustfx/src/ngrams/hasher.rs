@@ -9,7 +9,7 @@ use super::hash::{Bucket, BucketStream, Reduce};
 use super::scratch::{with_gram_scratch, with_later_ids};
 use super::sink::RowIds;
 use super::utf8::lossy_char_count;
-use crate::extractor::{id_count_mismatch, write_id_rows_by_copy};
+use crate::extractor::{value_count_mismatch, write_values_by_copy};
 use crate::{Error, Result};
 use std::ops::ControlFlow;
 
@@ -147,7 +147,7 @@ impl NgramHasher {
     }
 
     /// The ids of `docs`, written in place in the order `grams` gives them
-    /// (the output's: each width in turn), into `out`, sized by `id_count`
+    /// (the output's: each width in turn), into `out`, sized by `value_count`
     /// (byte and character n-grams, whose widths are passes over the
     /// document with no tokenizing to repeat).
     fn write_ids_in_order(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
@@ -170,7 +170,7 @@ impl NgramHasher {
         buckets.finish();
         match ids == room {
             true => Ok(()),
-            false => Err(id_count_mismatch(room, ids)),
+            false => Err(value_count_mismatch(room, ids)),
         }
     }
 }
@@ -187,20 +187,22 @@ const MAX_IDS_RESERVED: usize = 1 << 20;
 const KEEP_LATER_IDS: usize = 1 << 16;
 
 /// The ragged output of `hashed_ngrams`.
-impl crate::extractor::RaggedIdsExtractor for NgramHasher {
-    fn append_ids(&self, doc: &[u8], ids: &mut Vec<i64>) {
+impl crate::extractor::RaggedExtractor for NgramHasher {
+    type Value = i64;
+
+    fn append_values(&self, doc: &[u8], ids: &mut Vec<i64>) {
         self.ids(doc, ids);
     }
 
-    fn append_id_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, row_ends: &mut Vec<u64>) {
+    fn append_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, row_ends: &mut Vec<u64>) {
         self.id_rows(docs, ids, row_ends);
     }
 
-    fn counts_ids_up_front(&self) -> bool {
+    fn counts_up_front(&self) -> bool {
         matches!(self.config.tokenizer, Tokenizer::Byte | Tokenizer::Char)
     }
 
-    fn id_count(&self, doc: &[u8]) -> Option<usize> {
+    fn value_count(&self, doc: &[u8]) -> Option<usize> {
         // Every window of each width over the bytes or the characters.
         let units = match self.config.tokenizer {
             Tokenizer::Byte => doc.len(),
@@ -221,16 +223,16 @@ impl crate::extractor::RaggedIdsExtractor for NgramHasher {
         Some(window_count(&self.config.widths, units))
     }
 
-    fn id_bound(&self, doc: &[u8]) -> Option<usize> {
+    fn value_bound(&self, doc: &[u8]) -> Option<usize> {
         // A character takes a byte at least.
-        self.counts_ids_up_front()
+        self.counts_up_front()
             .then(|| window_count(&self.config.widths, doc.len()))
     }
 
-    fn write_id_rows(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
+    fn write_values(&self, docs: &[&[u8]], out: &mut [i64]) -> Result<()> {
         match self.config.tokenizer {
             Tokenizer::Byte | Tokenizer::Char => self.write_ids_in_order(docs, out),
-            _ => write_id_rows_by_copy(self, docs, out),
+            _ => write_values_by_copy(self, docs, out),
         }
     }
 }

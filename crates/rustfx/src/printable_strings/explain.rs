@@ -7,7 +7,7 @@
 
 use super::{is_graphic, PrintableStrings, StringEncoding};
 use crate::explain::{Contribution, Contributions, Explain, ExplainOptions, Explanation};
-use crate::output::Batch;
+use crate::output::{Batch, Strings, Values};
 use crate::{Error, ErrorKind, Result};
 
 /// Whether the character of `width` bytes at `doc[p..]` is graphic (false
@@ -128,11 +128,10 @@ fn strings_row(contributions: &[Contribution]) -> Result<Batch> {
         bytes.extend_from_slice(&c.text);
         string_ends.push(bytes.len() as u64);
     }
-    Ok(Batch::RaggedStrings {
+    Ok(Batch::ragged_row(Values::String(Strings {
         bytes,
-        row_ends: vec![string_ends.len() as u64],
-        string_ends,
-    })
+        ends: string_ends,
+    })))
 }
 
 #[cfg(test)]

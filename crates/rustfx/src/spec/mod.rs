@@ -36,7 +36,8 @@
 
 pub mod params;
 
-use crate::extractor::{Extractor, OutputKind, OutputSpec};
+use crate::extractor::Extractor;
+use crate::output::{Layout, OutputSpec};
 use crate::registry::{self, ExtractorEntry};
 use crate::{Error, Result};
 use params::{short, ParamValue, Params};
@@ -316,11 +317,11 @@ fn check_version(entry: &ExtractorEntry, version: &Value) -> Result<()> {
 /// An output's JSON form: `{"kind", "dtype", "shape"}`, the shape a row's
 /// (`[width]`, or `[null]` for ragged rows).
 pub fn output_json(output: OutputSpec) -> Value {
-    let shape = match output.kind {
-        OutputKind::Ragged => json!([null]),
-        OutputKind::Dense | OutputKind::Sparse => json!([output.width]),
+    let shape = match output.layout {
+        Layout::Ragged => json!([null]),
+        Layout::Dense | Layout::Sparse => json!([output.width]),
     };
-    json!({"kind": output.kind.name(), "dtype": output.dtype.name(), "shape": shape})
+    json!({"kind": output.layout.name(), "dtype": output.dtype.name(), "shape": shape})
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ fn check_exact(doc: &[u8], what: &str) {
             if explanation.truncated {
                 continue;
             }
-            let Ok(Batch::Float32Rows(rebuilt)) = explanation.reassemble() else {
+            let Ok(rebuilt) = explanation.reassemble().and_then(Batch::into_dense::<f32>) else {
                 panic!("{name} on {what}: no float32 row");
             };
             assert_eq!(

@@ -26,7 +26,7 @@ fn config_of(tokenizer: Tokenizer, widths: &[usize]) -> NgramConfig {
 /// `(offset, length, text)` of each contribution of the ragged ids.
 fn spans(config: NgramConfig, doc: &[u8]) -> Vec<(u64, u64, String)> {
     let hasher = NgramHasher::new(config).unwrap();
-    let explanation = Extractor::RaggedIds(Box::new(hasher)).explain(doc).unwrap();
+    let explanation = Extractor::ragged(hasher).explain(doc).unwrap();
     explanation
         .contributions
         .iter()
@@ -49,9 +49,7 @@ fn word_ngrams_span_their_tokens_in_the_original_bytes() {
     let config = config(Tokenizer::Whitespace, &[2], true);
     let hasher = NgramHasher::new(config.clone()).unwrap();
     let doc = b"Hello hello world";
-    let explanation = Extractor::RaggedIds(Box::new(hasher.clone()))
-        .explain(doc)
-        .unwrap();
+    let explanation = Extractor::ragged(hasher.clone()).explain(doc).unwrap();
     let bucket = |gram: &[u8]| fingerprint64(gram) % 1000;
     assert_eq!(
         explanation.contributions,
@@ -134,7 +132,7 @@ fn sequences_counts_and_the_cap() {
     })
     .unwrap();
     let sequence = NgramSequence::new(hasher.clone(), 2, -1).unwrap();
-    let explained = Extractor::Int64Rows(Box::new(sequence))
+    let explained = Extractor::Dense(Box::new(sequence))
         .explain(b"abc")
         .unwrap();
     let got: Vec<(u64, u64, f64)> = explained
@@ -152,7 +150,7 @@ fn sequences_counts_and_the_cap() {
         norm: Norm::None,
     };
     let counter = NgramCounter::new(hasher.clone(), options).unwrap();
-    let explained = Extractor::SparseRows(Box::new(counter))
+    let explained = Extractor::Sparse(Box::new(counter))
         .explain(b"abc")
         .unwrap();
     let signs: Vec<f64> = explained.contributions.iter().map(|c| c.value).collect();
@@ -163,7 +161,7 @@ fn sequences_counts_and_the_cap() {
     assert_eq!(signs, want);
 
     let capped = ExplainOptions::new(2, 1, false).unwrap();
-    let explained = Extractor::RaggedIds(Box::new(hasher))
+    let explained = Extractor::ragged(hasher)
         .explain_with(b"abc", &capped)
         .unwrap();
     assert!(explained.truncated && explained.contributions.len() == 2);
@@ -176,7 +174,7 @@ fn sequences_counts_and_the_cap() {
     })
     .unwrap();
     let sequence = NgramSequence::new(huge, 4, -1).unwrap();
-    let error = Extractor::Int64Rows(Box::new(sequence))
+    let error = Extractor::Dense(Box::new(sequence))
         .explain(b"a")
         .unwrap_err();
     assert!(error.message().contains("2**53"), "{error}");
@@ -193,17 +191,17 @@ fn check_explained(
     let fail = |what: &str| format!("{what} differs for {config:?} {options:?} doc {doc:?}");
     let hasher = NgramHasher::new(config.clone()).unwrap();
     let mut extractors = vec![
-        Extractor::RaggedIds(Box::new(hasher.clone())),
-        Extractor::Int64Rows(Box::new(
+        Extractor::ragged(hasher.clone()),
+        Extractor::Dense(Box::new(
             NgramSequence::new(hasher.clone(), max_tokens, -1).unwrap(),
         )),
-        Extractor::SparseRows(Box::new(
+        Extractor::Sparse(Box::new(
             NgramCounter::new(hasher.clone(), options).unwrap(),
         )),
     ];
     if config.num_buckets <= MAX_DENSE_BUCKETS as u64 {
         let counter = NgramCounter::new(hasher, options).unwrap();
-        extractors.push(Extractor::Float32Rows(Box::new(
+        extractors.push(Extractor::Dense(Box::new(
             NgramCounts::new(counter).unwrap(),
         )));
     }

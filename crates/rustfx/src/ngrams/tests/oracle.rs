@@ -241,18 +241,18 @@ proptest::proptest! {
         docs in proptest::collection::vec(doc_strategy(), 0..40),
         max_tokens in 1usize..20,
     ) {
-        use crate::extractor::{RaggedIdsExtractor, RowExtractor, SparseRowsExtractor};
+        use crate::extractor::{RaggedExtractor, RowExtractor, SparseRowsExtractor};
         let config = NgramConfig { tokenizer, widths, lowercase, hash, num_buckets: 1 << 20 };
         let hasher = NgramHasher::new(config).unwrap();
         let docs: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
 
         let (mut want, mut want_ends) = (vec![-7], Vec::new());
         for doc in &docs {
-            hasher.append_ids(doc, &mut want);
+            hasher.append_values(doc, &mut want);
             want_ends.push(want.len() as u64);
         }
         let (mut got, mut got_ends) = (vec![-7], Vec::new());
-        hasher.append_id_rows(&docs, &mut got, &mut got_ends);
+        hasher.append_rows(&docs, &mut got, &mut got_ends);
         proptest::prop_assert_eq!((&got, &got_ends), (&want, &want_ends));
 
         // Written in place, into room sized up front where the counts are
@@ -260,7 +260,7 @@ proptest::proptest! {
         // otherwise; room of another size is an error, not a panic or a
         // short row.
         let counts: Option<Vec<usize>> =
-            docs.iter().map(|doc| hasher.id_count(doc)).collect();
+            docs.iter().map(|doc| hasher.value_count(doc)).collect();
         if let Some(counts) = &counts {
             let ends: Vec<u64> = counts
                 .iter()
@@ -269,7 +269,7 @@ proptest::proptest! {
             proptest::prop_assert_eq!(&ends, &want_ends);
         }
         proptest::prop_assert_eq!(
-            hasher.counts_ids_up_front(),
+            hasher.counts_up_front(),
             matches!(tokenizer, Tokenizer::Byte | Tokenizer::Char)
         );
         // Character counts are left to the gathering path for documents
@@ -287,7 +287,7 @@ proptest::proptest! {
         // document's ids at most, exact for bytes, none for tokens.
         for (k, doc) in docs.iter().enumerate() {
             let ids = (want_ends[k] - k.checked_sub(1).map_or(1, |j| want_ends[j])) as usize;
-            match (hasher.id_bound(doc), tokenizer) {
+            match (hasher.value_bound(doc), tokenizer) {
                 (Some(bound), Tokenizer::Byte) => proptest::prop_assert_eq!(bound, ids),
                 (Some(bound), Tokenizer::Char) => proptest::prop_assert!(bound >= ids),
                 (None, Tokenizer::Byte | Tokenizer::Char) => proptest::prop_assert!(false),
@@ -295,10 +295,10 @@ proptest::proptest! {
             }
         }
         let mut in_place = vec![3; want.len() - 1];
-        hasher.write_id_rows(&docs, &mut in_place).unwrap();
+        hasher.write_values(&docs, &mut in_place).unwrap();
         proptest::prop_assert_eq!(&in_place[..], &want[1..]);
         let mut wrong = vec![3; want.len()];
-        proptest::prop_assert!(hasher.write_id_rows(&docs, &mut wrong).is_err());
+        proptest::prop_assert!(hasher.write_values(&docs, &mut wrong).is_err());
 
         let sequence = NgramSequence::new(hasher.clone(), max_tokens, -1).unwrap();
         let want: Vec<i64> = docs.iter().flat_map(|doc| sequence.row(doc)).collect();

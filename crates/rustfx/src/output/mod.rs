@@ -1,0 +1,305 @@
+//! What extractors output: a [`Batch`] of documents' values, which
+//! [`Extractor::extract_batch`] returns and every host converts into its own
+//! form (tensors, numpy arrays, text, a model's input).
+//!
+//! An output is a **layout** ([`Layout`]: dense rows of a width, ragged
+//! rows, sparse rows) and a **dtype** ([`DType`], the values' element type):
+//! two fields, not a variant per pair. A [`Batch`] has one variant per
+//! layout, each holding [`Values`] of any dtype.
+//!
+//! ```
+//! use rustfx::output::Batch;
+//! use rustfx::spec::FeatureSpec;
+//! let spec = FeatureSpec::from_json(r#"{"extractor": "byte_histogram"}"#).unwrap();
+//! let batch = spec.build().unwrap().extract_batch(&[b"aab", b""]).unwrap();
+//! let rows = batch.into_dense::<f32>().unwrap();
+//! assert_eq!((rows.rows, rows.width), (2, 256));
+//! assert_eq!(rows.row(0)[usize::from(b'a')], 2.0 / 3.0);
+//! ```
+//!
+//! [`Extractor::extract_batch`]: crate::extractor::Extractor::extract_batch
+
+mod values;
+
+pub(crate) use values::wrong_dtype;
+pub use values::{DType, Element, Strings, Values, ValuesMut};
+
+use crate::{Error, ErrorKind, Result};
+
+/// How each document's values are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// A row of exactly `width` values.
+    Dense,
+    /// Any number of values.
+    Ragged,
+    /// A sparse row of dense width `width`.
+    Sparse,
+}
+
+crate::names::named_values!(Layout, "output kind", {
+    Dense => "dense",
+    Ragged => "ragged",
+    Sparse => "sparse",
+});
+
+/// What an extractor outputs per document: layout, dtype and, for dense and
+/// sparse rows, the width. Part of every [`FeatureSpec`](crate::spec::FeatureSpec)
+/// (its JSON calls the layout "kind").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OutputSpec {
+    /// Dense, ragged or sparse.
+    pub layout: Layout,
+    /// The element type.
+    pub dtype: DType,
+    /// Values per row (dense), the dense width (sparse), `None` (ragged).
+    pub width: Option<usize>,
+}
+
+/// A sparse row: sorted, distinct bucket indices of the n-grams that occurred
+/// and their values (0 where signed occurrences cancel).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SparseRow {
+    /// Sorted distinct bucket indices.
+    pub indices: Vec<u64>,
+    /// The value of each index, same length as `indices`.
+    pub values: Vec<f32>,
+}
+
+/// Fixed-width rows of one element type end to end: row `i` is
+/// `values[i * width..(i + 1) * width]`. A typed view of a dense [`Batch`]
+/// ([`Batch::into_dense`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DenseRows<T> {
+    /// How many rows (documents).
+    pub rows: usize,
+    /// Values per row.
+    pub width: usize,
+    /// `rows * width` values.
+    pub values: Vec<T>,
+}
+
+impl<T> DenseRows<T> {
+    /// The values of row `i`.
+    pub fn row(&self, i: usize) -> &[T] {
+        &self.values[i * self.width..(i + 1) * self.width]
+    }
+}
+
+/// The outputs of a batch of documents, one variant per layout. Ragged and
+/// sparse rows end each document's values at `row_ends` (cumulative, one
+/// per document): document `i` has the values from `row_ends[i - 1]` (0
+/// for the first) to `row_ends[i]` ([`row_range`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Batch {
+    /// Fixed-width rows.
+    Dense {
+        /// How many rows (documents).
+        rows: usize,
+        /// Values per row.
+        width: usize,
+        /// `rows * width` values, row after row.
+        values: Values,
+    },
+    /// Any number of values per document (strings included).
+    Ragged {
+        /// Every document's values, end to end.
+        values: Values,
+        /// Where each document's values end in `values`.
+        row_ends: Vec<u64>,
+    },
+    /// Sparse rows of a fixed dense width, indices sorted per row.
+    Sparse {
+        /// The dense width of a row.
+        width: usize,
+        /// Every document's indices, end to end.
+        indices: Vec<u64>,
+        /// The value of each index.
+        values: Values,
+        /// Where each document's indices end.
+        row_ends: Vec<u64>,
+    },
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch::Ragged {
+            values: Values::default(),
+            row_ends: Vec::new(),
+        }
+    }
+}
+
+impl Batch {
+    /// One dense row of `values`.
+    pub fn dense_row<T: Element>(values: Vec<T>) -> Batch {
+        Batch::Dense {
+            rows: 1,
+            width: values.len(),
+            values: values.into(),
+        }
+    }
+
+    /// One ragged row of `values`.
+    pub fn ragged_row(values: Values) -> Batch {
+        Batch::Ragged {
+            row_ends: vec![values.len() as u64],
+            values,
+        }
+    }
+
+    /// How many documents the batch holds.
+    pub fn rows(&self) -> usize {
+        match self {
+            Batch::Dense { rows, .. } => *rows,
+            Batch::Ragged { row_ends, .. } | Batch::Sparse { row_ends, .. } => row_ends.len(),
+        }
+    }
+
+    /// The batch's layout.
+    pub fn layout(&self) -> Layout {
+        match self {
+            Batch::Dense { .. } => Layout::Dense,
+            Batch::Ragged { .. } => Layout::Ragged,
+            Batch::Sparse { .. } => Layout::Sparse,
+        }
+    }
+
+    /// The batch's values, whatever the layout.
+    pub fn values(&self) -> &Values {
+        match self {
+            Batch::Dense { values, .. }
+            | Batch::Ragged { values, .. }
+            | Batch::Sparse { values, .. } => values,
+        }
+    }
+
+    /// Where each document's values end, for ragged and sparse rows (dense
+    /// rows: `None`, every row has `width`).
+    pub fn row_ends(&self) -> Option<&[u64]> {
+        match self {
+            Batch::Dense { .. } => None,
+            Batch::Ragged { row_ends, .. } | Batch::Sparse { row_ends, .. } => Some(row_ends),
+        }
+    }
+
+    /// The dense rows of `T`: what a host that feeds a model takes, in one
+    /// call. An `Internal` error if the batch is not dense rows of `T`.
+    pub fn into_dense<T: Element>(self) -> Result<DenseRows<T>> {
+        let layout = self.layout();
+        match self {
+            Batch::Dense {
+                rows,
+                width,
+                mut values,
+            } => {
+                let got = values.dtype();
+                let values = T::of_mut(&mut values)
+                    .map(std::mem::take)
+                    .ok_or_else(|| wrong_dtype(T::DTYPE, got))?;
+                Ok(DenseRows {
+                    rows,
+                    width,
+                    values,
+                })
+            }
+            _ => Err(Error::new(
+                ErrorKind::Internal,
+                format!("dense rows asked of {} rows", layout.name()),
+            )),
+        }
+    }
+
+    /// Whether `other` holds the same values bit for bit: NaN payloads and
+    /// the sign of zero count, which `==` on floats ignores. What "exact"
+    /// means for explanations ([`crate::explain::Explanation::reassemble`])
+    /// and the tests that compare outputs.
+    pub fn same_bits(&self, other: &Batch) -> bool {
+        let shape = |b: &Batch| match b {
+            Batch::Dense { rows, width, .. } => (*rows, *width, None, None),
+            Batch::Ragged { row_ends, .. } => (0, 0, Some(row_ends.clone()), None),
+            Batch::Sparse {
+                width,
+                indices,
+                row_ends,
+                ..
+            } => (0, *width, Some(row_ends.clone()), Some(indices.clone())),
+        };
+        self.layout() == other.layout()
+            && shape(self) == shape(other)
+            && self.values().same_bits(other.values())
+    }
+}
+
+/// The range of document `i`'s values in a ragged or sparse batch, from its
+/// `row_ends`.
+pub fn row_range(row_ends: &[u64], i: usize) -> std::ops::Range<usize> {
+    let start = if i == 0 { 0 } else { row_ends[i - 1] as usize };
+    start..row_ends[i] as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Batch, Values};
+    use crate::registry::EXTRACTORS;
+    use crate::spec::FeatureSpec;
+
+    #[test]
+    fn same_bits_counts_nan_payloads_and_signed_zeros() {
+        let row = |values: Vec<f32>| Batch::Dense {
+            rows: 1,
+            width: values.len(),
+            values: values.into(),
+        };
+        assert!(row(vec![f32::NAN, 1.0]).same_bits(&row(vec![f32::NAN, 1.0])));
+        assert!(!row(vec![0.0]).same_bits(&row(vec![-0.0])));
+        assert!(!row(vec![f32::NAN]).same_bits(&row(vec![f32::from_bits(0x7fc0_0001)])));
+        assert!(!row(vec![1.0]).same_bits(&Batch::Ragged {
+            values: Values::from(Vec::<i64>::new()),
+            row_ends: vec![0]
+        }));
+    }
+
+    /// For every registry example: one batch of all documents equals the
+    /// documents appended one by one, and a reused batch equals a new one.
+    #[test]
+    fn appended_and_reused_batches_equal_one_batch() {
+        let docs: [&[u8]; 4] = [
+            b"MZ\x90\x00 hello world C:\\x http://a.b HKEY_X",
+            b"",
+            "Gr\u{f6}\u{df}e caf\u{e9} x\u{b2}".as_bytes(),
+            b"aaaa bbbb aaaa \xff\xfe w\0i\0d\0e\0",
+        ];
+        for entry in EXTRACTORS {
+            for params in entry.examples {
+                let text = format!(r#"{{"extractor": "{}", "params": {params}}}"#, entry.name);
+                let extractor = FeatureSpec::from_json(&text).unwrap().build().unwrap();
+                let whole = extractor.extract_batch(&docs).unwrap();
+                assert_eq!(whole.rows(), docs.len(), "{text}");
+                let output = extractor.output();
+                assert_eq!(
+                    (whole.layout(), whole.values().dtype()),
+                    (output.layout, output.dtype),
+                    "{text}"
+                );
+                let mut appended = extractor.extract_batch(&[]).unwrap();
+                for doc in docs {
+                    extractor.append_batch(&[doc], &mut appended).unwrap();
+                }
+                // Bitwise: NaN (byte_histogram's empty) is not == NaN.
+                let same = |a: &Batch, b: &Batch| a.same_bits(b);
+                assert!(same(&appended, &whole), "{text}: appended");
+                let mut reused = extractor.extract_batch(&docs[..1]).unwrap();
+                extractor.extract_batch_into(&docs, &mut reused).unwrap();
+                assert!(same(&reused, &whole), "{text}: reused");
+                let mut other = Batch::Dense {
+                    rows: 0,
+                    width: 0,
+                    values: Values::from(Vec::<i32>::new()),
+                };
+                extractor.extract_batch_into(&docs, &mut other).unwrap();
+                assert!(same(&other, &whole), "{text}: replaced");
+            }
+        }
+    }
+}
