@@ -9,7 +9,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 # (build.rs and crates/rustfx-predict/build.rs ask it for TF's headers).
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
-.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
+.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
 
@@ -162,6 +162,11 @@ test-matrix: wheel matrix
 matrix:
 	$(VPY) tests/matrix/run_matrix.py --wheel dist/rustfx-*.whl --cells $(MATRIX_CELLS) \
 	  --table target/matrix/table.md
+
+# Peak RSS of MalConv2's input for 32 real files: int32 rows of max_len
+# against int16 ragged rows padded to the batch's longest (docs/api.md).
+bench-malconv2: build
+	$(VPY) benches/malconv2_memory.py
 
 # rustfx-sensor against rustfx-predict and Keras: footprint and speed (docs/sensor.md).
 bench-sensor: build predict sensor

@@ -2,10 +2,12 @@
 //!
 //! Thin on purpose: an op's one `spec` attr (a [`FeatureSpec`]'s JSON) is
 //! parsed, checked and built by the core (`new_extractor`), and the kernels
-//! drive the built extractor through one call per output kind. No
-//! extractor has an entry here: a new one is a registry entry in the core.
-//! Closed sets of values the kernels need (`OnError`, the output kind)
-//! cross as shared enums. Every entry runs inside [`guard`], so a Rust
+//! drive the built extractor through one call per layout, whatever the
+//! dtype: values cross as the bytes of a tensor's buffer, and the kernels
+//! read the dtype from the shared `DType` (cpp/dtypes.h maps it to
+//! TensorFlow's). No extractor has an entry here: a new one is a registry
+//! entry in the core. Closed sets of values the kernels need (`OnError`,
+//! the layout, the dtype) cross as shared enums. Every entry runs inside [`guard`], so a Rust
 //! panic never unwinds into C++: it becomes an error that names the
 //! operation.
 //!

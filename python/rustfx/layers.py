@@ -30,6 +30,15 @@ contents) or a dict of `rustfx.files` keywords (`{}` for its defaults,
 the layer's op reads the files itself, exactly as
 `layer(rustfx.read_files(paths, **files))` would give.
 
+Layers of ragged numeric rows (hashed_ngrams' ids, byte_sequence with
+output="ragged") also take `pad`: None (the default; a ragged output) or a
+number: each batch is then padded to its longest row with it (the
+RaggedTensor's `.to_tensor(pad)`), a dense tensor of shape (batch, None)
+that Embedding and Conv1D layers take. This is how MalConv2 feeds its
+network: `ByteSequence(preset="malconv2", dtype="int16", output="ragged",
+pad=0)` holds each file at 2 bytes per byte, padded only to the batch's
+longest file (python/demo/train_malconv2.py).
+
 Parameter errors are the op's own: each constructor runs its op once,
 eagerly, on an empty batch, so a bad value raises the op's
 `tf.errors.InvalidArgumentError` (with the message the function gives) when
@@ -56,13 +65,15 @@ class _Extractor(keras.layers.Layer):
 
     extractor = None
 
-    def __init__(self, *args, spec=None, files=None, **kwargs):
+    def __init__(self, *args, spec=None, files=None, pad=None, **kwargs):
         names = [p["name"] for p in registry()[self.extractor]["params"]]
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__} takes at most {len(names)} "
                             f"positional parameters ({', '.join(names)})")
         params = dict(zip(names, args))
-        for name in names:
+        # With spec= (a saved layer's config), the keywords are Keras's own:
+        # its "dtype" policy is not byte_sequence's `dtype` parameter.
+        for name in names if spec is None else ():
             if name in kwargs:
                 params[name] = kwargs.pop(name)
         if spec is not None:
@@ -77,8 +88,13 @@ class _Extractor(keras.layers.Layer):
         if files is not None and not isinstance(files, dict):
             raise TypeError("files must be None or a dict of rustfx.files keywords "
                             f"(max_bytes, on_error), got {files!r}")
+        rows = spec.rows
+        if pad is not None and not (rows.ragged and rows.dtype != "string"):
+            raise TypeError(f"pad is for ragged numeric rows; {spec.extractor} with these "
+                            f"parameters gives {rows.kind} {rows.dtype} rows")
         super().__init__(**kwargs)
         self.spec = spec
+        self.pad = pad
         self._files = None if files is None else dict(files)
         self.supports_jit = False
         # Inputs are strings: no float conversion, and Python lists of bytes
@@ -94,7 +110,10 @@ class _Extractor(keras.layers.Layer):
             inputs = tf.convert_to_tensor(inputs)
             if self._files is not None:
                 inputs = io.files(inputs, **self._files)
-            return extract(self.spec, inputs)
+            out = extract(self.spec, inputs)
+            if self.pad is not None:
+                out = out.to_tensor(default_value=tf.cast(self.pad, out.dtype))
+            return out
 
     def call(self, inputs):
         return self._extract(inputs)
@@ -102,13 +121,16 @@ class _Extractor(keras.layers.Layer):
     def compute_output_spec(self, inputs):
         rows = self.spec.rows
         return keras.KerasTensor(tuple(inputs.shape) + (rows.width,), dtype=rows.dtype,
-                                 sparse=rows.sparse, ragged=rows.ragged)
+                                 sparse=rows.sparse,
+                                 ragged=rows.ragged and self.pad is None)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.spec.rows.width,)
 
     def get_config(self):
         config = {**super().get_config(), "spec": self.spec.to_dict()}
+        if self.pad is not None:
+            config["pad"] = self.pad
         if self._files is not None:
             config["files"] = dict(self._files)
         return config

@@ -292,9 +292,20 @@ pub struct TypedSequence<T> {
 }
 
 impl<T: SequenceValue> TypedSequence<T> {
-    /// `sequence` in values of `T`: an `InvalidArgument` error, naming the
-    /// dtype's range, if `shift..=shift + 255` or `pad_value` does not fit.
+    /// `sequence` in values of `T`, as dense rows: an `InvalidArgument`
+    /// error, naming the dtype's range, if `shift..=shift + 255` or
+    /// `pad_value` does not fit.
     pub fn new(sequence: ByteSequence) -> Result<Self> {
+        Self::with_pad(sequence, true)
+    }
+
+    /// `sequence` in values of `T`, as ragged rows, which hold no padding:
+    /// only `shift..=shift + 255` must fit (so uint8 holds raw bytes).
+    pub fn unpadded(sequence: ByteSequence) -> Result<Self> {
+        Self::with_pad(sequence, false)
+    }
+
+    fn with_pad(sequence: ByteSequence, padded: bool) -> Result<Self> {
         let fit = |v: i32| T::try_from(v).ok();
         let (shift, pad) = (sequence.shift, sequence.pad_value);
         let range = || {
@@ -311,7 +322,10 @@ impl<T: SequenceValue> TypedSequence<T> {
             // Cannot overflow: shift <= i32::MAX - 255 (checked in `new`).
             *slot = fit(b as i32 + shift).ok_or_else(range)?;
         }
-        let pad = fit(pad).ok_or_else(range)?;
+        let pad = match padded {
+            true => fit(pad).ok_or_else(range)?,
+            false => T::default(),
+        };
         Ok(TypedSequence {
             sequence,
             table,
@@ -479,10 +493,9 @@ pub fn sequence_extractor(
 ) -> Result<crate::extractor::Extractor> {
     use crate::extractor::Extractor;
     fn build<T: SequenceValue + 'static>(s: ByteSequence, layout: Layout) -> Result<Extractor> {
-        let typed = TypedSequence::<T>::new(s)?;
         Ok(match layout {
-            Layout::Ragged => Extractor::ragged(RaggedSequence(typed)),
-            _ => Extractor::dense(typed),
+            Layout::Ragged => Extractor::ragged(RaggedSequence(TypedSequence::<T>::unpadded(s)?)),
+            _ => Extractor::dense(TypedSequence::<T>::new(s)?),
         })
     }
     if layout == Layout::Sparse {
@@ -597,6 +610,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("pad_value is 256"), "{e}");
+        // Ragged rows hold no pad: uint8 holds raw bytes.
+        let raw = TypedSequence::<u8>::unpadded(ByteSequence::ember()).unwrap();
+        let mut values = Vec::new();
+        RaggedExtractor::append_values(&raw, b"\x00\x7f\xff", &mut values);
+        assert_eq!(values, [0, 0x7f, 0xff]);
+        assert!(TypedSequence::<u8>::unpadded(malconv2).is_err());
     }
 
     #[test]
@@ -725,7 +744,8 @@ mod tests {
             ) -> std::result::Result<(), TestCaseError> {
                 let fits = want.iter().all(|&v| T::try_from(v).is_ok())
                     && T::try_from(sequence.shift() + 255).is_ok()
-                    && T::try_from(sequence.shift()).is_ok();
+                    && T::try_from(sequence.shift()).is_ok()
+                    && T::try_from(sequence.pad_value()).is_ok();
                 let Ok(typed) = TypedSequence::<T>::new(sequence) else {
                     prop_assert!(!fits, "{:?} refused", T::DTYPE);
                     return Ok(());

@@ -223,6 +223,7 @@ pub const EXTRACTORS: &[ExtractorEntry] = &[
             r#"{"max_len": 64, "preset": "malconv2", "dtype": "int16", "output": "ragged"}"#,
             r#"{"max_len": 40, "preset": "malconv2", "dtype": "uint16", "output": "dense", "sampling": "head_tail"}"#,
             r#"{"max_len": 32, "shift": 0, "pad_value": -1, "dtype": "int16", "output": "ragged"}"#,
+            r#"{"max_len": 32, "dtype": "uint8", "output": "ragged"}"#,
         ],
         cost_per_byte: 10,
         canonicalize: canonical_byte_sequence,
