@@ -139,16 +139,17 @@ def main():
     return accuracy
 
 
-def export_for_sensor(model, sensor_dir, paths, want):
+def export_for_sensor(model, sensor_dir, paths, want, sensor_args=()):
     """The model for rustfx-sensor (features.json + model.onnx); if the
     program is built, checks it gives Keras's outputs within 1e-5 and the
-    same winners."""
+    same winners (`sensor_args`: more arguments for rustfx-sensor)."""
     rustfx.sensor.export(model, sensor_dir)
     sensor = os.path.join(ROOT, "target", "sensor", "rustfx-sensor")
     if not os.path.exists(sensor):
         print(f"exported for rustfx-sensor: {sensor_dir} (`make sensor` builds the program)")
         return
-    out = subprocess.run([sensor, "--model", sensor_dir, "--max-bytes", str(MAX_BYTES), *paths],
+    out = subprocess.run([sensor, "--model", sensor_dir, "--max-bytes", str(MAX_BYTES),
+                          *sensor_args, *paths],
                          capture_output=True, text=True, check=True)
     rows = [line.split("\t") for line in out.stdout.splitlines()]
     assert [r[0] for r in rows] == paths, out.stdout[:500]

@@ -122,10 +122,12 @@ def main():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     print(f"saved with its byte extraction; the reloaded model agrees on {len(sample)} files")
     if args.sensor_dir:
-        # One file per batch, as rustfx-sensor pads each file to itself.
+        # A batch is padded to its longest file, in Keras and in the
+        # sensor alike; one file per batch scores each file on its own.
         one_by_one = np.concatenate([model.predict(tf.constant([s]), verbose=0)
                                      for s in sample])
-        export_for_sensor(model, args.sensor_dir, [p for p, _ in held_out[:16]], one_by_one)
+        export_for_sensor(model, args.sensor_dir, [p for p, _ in held_out[:16]], one_by_one,
+                          sensor_args=["--batch-size", "1"])
     return accuracy
 
 

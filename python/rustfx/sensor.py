@@ -22,7 +22,9 @@ details and the footprint.
 A model that cannot be split raises `ExportError`, naming the layer: a
 rustfx layer that does not read the model's input (or reads paths,
 `files=`), a ragged or sparse rustfx output that feeds other layers (ONNX
-takes dense tensors only), any other layer that takes the raw bytes (ONNX
+takes dense tensors only; ragged numeric rows the layer pads, `pad=`, are
+dense: features.json records the pad and rustfx-sensor pads each batch to
+its longest row as the layer does), any other layer that takes the raw bytes (ONNX
 has no string ops), or a layer the ONNX export cannot express.
 """
 
@@ -63,7 +65,8 @@ def export(model, dir):
         "format_version": FORMAT_VERSION,
         "model_input": raw.name,
         "features": [{"layer": layer.name, "model_input": raw.name, "onnx_input": name,
-                      "spec": layer.spec.to_dict()}
+                      "spec": layer.spec.to_dict(),
+                      **({} if layer.pad is None else {"pad": layer.pad})}
                      for (layer, _), name in zip(features, onnx_inputs)],
         "outputs": [{"key": f"output_{i}", "onnx_output": o.name}
                     for i, o in enumerate(graph.output)],
@@ -142,12 +145,12 @@ def _features(model, raw):
                 used[id(tensor)] = extractor_outputs[id(tensor)]
                 layer = extractor_outputs[id(tensor)][0]
                 rows = layer.spec.rows
-                if rows.ragged or rows.sparse:
+                if (rows.ragged and layer.pad is None) or rows.sparse:
                     raise ExportError(
                         f"{_describe(layer)} gives {rows.kind} {rows.dtype} "
                         f"rows, which feed {_describe(node.operation)}; ONNX takes dense "
                         "tensors only (for hashed_ngrams use output=\"sequence\" or "
-                        "\"counts\")")
+                        "\"counts\"; ragged numeric rows with the layer's pad=)")
     for tensor in model.outputs:
         if id(tensor) in extractor_outputs:
             raise ExportError(f"{_describe(extractor_outputs[id(tensor)][0])} is a model "
@@ -179,6 +182,7 @@ def _head(model, features):
     taken, inputs = set(), []
     for layer, tensor in features:
         out = layer.spec.output
+        # Padded ragged rows: (batch, the batch's longest), shape [None].
         inputs.append(keras.Input(shape=tuple(out["shape"]), dtype=out["dtype"],
                                   name=_onnx_name(layer, taken)))
     head = keras.Model(inputs, rest(inputs), name="rustfx_sensor_head")

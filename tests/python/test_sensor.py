@@ -396,3 +396,20 @@ def test_ember_classifier(sensor, tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-4000:]
     assert "rustfx-sensor agrees on 16 files" in out.stdout, out.stdout[-2000:]
+
+
+def test_malconv2_example(sensor, tmp_path):
+    """The MalConv2-style example: int16 ragged byte sequences padded to
+    each batch's longest file (the layer's pad=), Embedding, a gated
+    Conv1D, temporal max pooling. The script checks rustfx-sensor, which
+    pads as the layer does, against Keras on held-out files."""
+    out = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"),
+                          os.path.join(DEMO, "train_malconv2.py"),
+                          "--per-kind", "12", "--epochs", "1",
+                          "--sensor-dir", str(tmp_path / "sensor")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert "rustfx-sensor agrees on" in out.stdout, out.stdout[-2000:]
+    with open(tmp_path / "sensor" / "features.json") as f:
+        (feature,) = json.load(f)["features"]
+    assert feature["pad"] == 0 and feature["spec"]["output"]["kind"] == "ragged"

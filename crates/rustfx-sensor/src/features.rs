@@ -47,10 +47,13 @@ pub struct Feature {
     pub onnx_input: String,
     /// Its spec, checked against this build.
     pub spec: FeatureSpec,
-    /// The built extractor (always dense rows).
+    /// The built extractor: dense rows, or ragged numeric rows with `pad`.
     pub extractor: Extractor,
-    /// Values per row.
-    pub width: usize,
+    /// Values per row; `None` for padded ragged rows (the batch's longest).
+    pub width: Option<usize>,
+    /// For ragged numeric rows (the Keras layer's `pad=`): the value each
+    /// batch is padded with to its longest row, as the layer pads it.
+    pub pad: Option<f64>,
 }
 
 /// One output of the model: the key it prints under, the ONNX output.
@@ -160,12 +163,19 @@ impl Features {
     }
 
     /// Every feature's rows for a batch of documents, in feature order:
-    /// the core's batch interface, each a dense [`Batch`] (other layouts
-    /// are refused when parsed, `dense_width`).
+    /// the core's batch interface, each a dense [`Batch`] (ragged rows
+    /// padded to the batch's longest, as the Keras layer pads them; other
+    /// layouts are refused when parsed, `row_width`).
     pub fn extract(&self, docs: &[&[u8]]) -> Result<Vec<Batch>> {
         self.features
             .iter()
-            .map(|feature| feature.extractor.extract_batch(docs))
+            .map(|feature| {
+                let batch = feature.extractor.extract_batch(docs)?;
+                match feature.pad {
+                    Some(pad) => batch.into_padded(pad),
+                    None => Ok(batch),
+                }
+            })
             .collect()
     }
 }
@@ -175,7 +185,7 @@ fn parse_feature(value: &Value, model_input: &str) -> Result<Feature> {
     let feature = object(value, what)?;
     check_keys(
         feature,
-        &["layer", "model_input", "onnx_input", "spec"],
+        &["layer", "model_input", "onnx_input", "spec", "pad"],
         what,
     )?;
     let layer = name(feature, "layer", what)?;
@@ -194,28 +204,39 @@ fn parse_feature(value: &Value, model_input: &str) -> Result<Feature> {
     // output version are refused here, with the core's message.
     let (spec, extractor) =
         spec::load_value(spec_value).map_err(|e| invalid(format!("layer '{layer}': {e}")))?;
-    let width = dense_width(&spec, &layer)?;
+    let pad = match feature.get("pad") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(value.as_f64().filter(|v| v.is_finite()).ok_or_else(|| {
+            invalid(format!("layer '{layer}': \"pad\" must be a number, got {value}"))
+        })?),
+    };
+    let width = row_width(&spec, &layer, pad.is_some())?;
     Ok(Feature {
         layer,
         onnx_input,
         spec,
         extractor,
         width,
+        pad,
     })
 }
 
-/// The row width of a dense spec; ragged and sparse outputs cannot feed an
-/// ONNX graph.
-fn dense_width(spec: &FeatureSpec, layer: &str) -> Result<usize> {
+/// The row width of a dense spec (`None` for ragged numeric rows padded to
+/// each batch's longest); sparse, string and unpadded ragged outputs cannot
+/// feed an ONNX graph.
+fn row_width(spec: &FeatureSpec, layer: &str, padded: bool) -> Result<Option<usize>> {
     let output = spec.output();
-    match (output.layout, output.dtype.size(), output.width) {
-        (Layout::Dense, Some(_), Some(width)) => Ok(width),
+    match (output.layout, output.dtype.size(), output.width, padded) {
+        (Layout::Dense, Some(_), Some(width), false) => Ok(Some(width)),
+        (Layout::Ragged, Some(_), None, true) => Ok(None),
         _ => Err(invalid(format!(
-            "layer '{layer}' ({}) outputs {} {} rows; only dense numeric rows can feed the \
+            "layer '{layer}' ({}) outputs {} {} rows{}; only dense numeric rows, or ragged \
+             numeric rows padded to the batch's longest (the layer's pad=), can feed the \
              ONNX model",
             spec.extractor(),
             output.layout.name(),
-            output.dtype.name()
+            output.dtype.name(),
+            if padded { " with pad" } else { "" }
         ))),
     }
 }

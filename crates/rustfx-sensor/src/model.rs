@@ -239,13 +239,20 @@ fn plan(bytes: &[u8], features: &Features) -> TractResult<Arc<TypedRunnableModel
     let batch = TDim::from(model.symbols.sym("N"));
     for (i, feature) in features.features.iter().enumerate() {
         let dtype = datum_type(feature.extractor.output().dtype)?;
-        let width = feature.width;
+        // Padded ragged rows: as long as each batch's longest row.
+        let width = match feature.width {
+            Some(width) => width.to_dim(),
+            None => TDim::from(model.symbols.sym(&format!("L{i}"))),
+        };
         let declared = model.input_fact(i)?.clone();
         let dtype_ok = declared.datum_type.concretize().is_none_or(|d| d == dtype);
-        let shape_ok = declared
-            .shape
-            .concretize()
-            .is_none_or(|dims| dims.len() == 2 && dims[1].to_usize().is_ok_and(|w| w == width));
+        let shape_ok = declared.shape.concretize().is_none_or(|dims| {
+            dims.len() == 2
+                && match feature.width {
+                    Some(w) => dims[1].to_usize().is_ok_and(|d| d == w),
+                    None => dims[1].to_usize().is_err(),
+                }
+        });
         ensure!(
             dtype_ok && shape_ok,
             "its input '{}' is {declared:?}, but layer '{}' ({}) gives {dtype:?} rows of {width}",
@@ -253,10 +260,7 @@ fn plan(bytes: &[u8], features: &Features) -> TractResult<Arc<TypedRunnableModel
             feature.layer,
             feature.spec.extractor()
         );
-        model.set_input_fact(
-            i,
-            InferenceFact::dt_shape(dtype, [batch.clone(), width.to_dim()]),
-        )?;
+        model.set_input_fact(i, InferenceFact::dt_shape(dtype, [batch.clone(), width]))?;
     }
     let model = model.into_typed().context("cannot type the graph")?;
     model

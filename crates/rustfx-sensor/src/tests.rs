@@ -38,8 +38,8 @@ fn parses_and_extracts_like_the_extractors() {
     let features = Features::from_json(&manifest().to_string()).unwrap();
     assert_eq!(features.model_input, "contents");
     assert_eq!(features.outputs[0].key, "output_0");
-    let widths: Vec<usize> = features.features.iter().map(|f| f.width).collect();
-    assert_eq!(widths, [256, 4]);
+    let widths: Vec<Option<usize>> = features.features.iter().map(|f| f.width).collect();
+    assert_eq!(widths, [Some(256), Some(4)]);
     let docs: [&[u8]; 3] = [b"a b c a b", b"", b"\x00\xff zz"];
     let batches = features.extract(&docs).unwrap();
     for (feature, batch) in features.features.iter().zip(&batches) {

@@ -210,6 +210,30 @@ impl Batch {
         }
     }
 
+    /// Ragged numeric rows padded with `pad` to the longest row: dense rows
+    /// of that width, as `RaggedTensor.to_tensor(pad)` makes them (a
+    /// model's input, MalConv2's batch padding). Dense rows are returned as
+    /// they are; an `Internal` error for sparse rows and strings.
+    pub fn into_padded(self, pad: f64) -> Result<Batch> {
+        match self {
+            Batch::Ragged { values, row_ends } => {
+                let (width, values) = values.padded_rows(&row_ends, pad).ok_or_else(|| {
+                    Error::new(ErrorKind::Internal, "string rows cannot be padded")
+                })?;
+                Ok(Batch::Dense {
+                    rows: row_ends.len(),
+                    width,
+                    values,
+                })
+            }
+            dense @ Batch::Dense { .. } => Ok(dense),
+            Batch::Sparse { .. } => Err(Error::new(
+                ErrorKind::Internal,
+                "sparse rows cannot be padded",
+            )),
+        }
+    }
+
     /// Whether `other` holds the same values bit for bit: NaN payloads and
     /// the sign of zero count, which `==` on floats ignores. What "exact"
     /// means for explanations ([`crate::explain::Explanation::reassemble`])
@@ -243,6 +267,23 @@ mod tests {
     use super::{Batch, Values};
     use crate::registry::EXTRACTORS;
     use crate::spec::FeatureSpec;
+
+    #[test]
+    fn ragged_rows_pad_to_the_longest() {
+        let ragged = Batch::Ragged {
+            values: Values::from(vec![1i16, 2, 3, 4, 5, 6]),
+            row_ends: vec![2, 2, 6],
+        };
+        let rows = ragged.into_padded(0.0).unwrap().into_dense::<i16>().unwrap();
+        assert_eq!((rows.rows, rows.width), (3, 4));
+        assert_eq!(rows.values, [1, 2, 0, 0, 0, 0, 0, 0, 3, 4, 5, 6]);
+        let empty = Batch::Ragged {
+            values: Values::from(Vec::<u16>::new()),
+            row_ends: vec![0, 0],
+        };
+        let rows = empty.into_padded(7.0).unwrap().into_dense::<u16>().unwrap();
+        assert_eq!((rows.rows, rows.width, rows.values.len()), (2, 0, 0));
+    }
 
     #[test]
     fn same_bits_counts_nan_payloads_and_signed_zeros() {

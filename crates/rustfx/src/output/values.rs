@@ -98,6 +98,8 @@ pub trait Element: bytemuck::Pod + Default + PartialEq + std::fmt::Debug + Send 
     fn to_f32(self) -> f32;
     /// `self` converted to `i64` (exact but for float32, truncated).
     fn to_i64(self) -> i64;
+    /// `v` converted to this type (`as`: saturating, truncated).
+    fn from_f64(v: f64) -> Self;
 }
 
 macro_rules! define_values {
@@ -144,6 +146,9 @@ macro_rules! define_values {
                 }
                 fn to_i64(self) -> i64 {
                     self as i64
+                }
+                fn from_f64(v: f64) -> Self {
+                    v as $t
                 }
             }
         )+
@@ -246,6 +251,32 @@ macro_rules! define_values {
                         }
                     })+
                     Values::String(_) => {}
+                }
+            }
+
+            /// Ragged rows (ending at `row_ends`) as dense rows of the
+            /// longest row's length, each padded with `pad` (converted to
+            /// the dtype): `(width, values)`; `None` for strings.
+            pub fn padded_rows(&self, row_ends: &[u64], pad: f64) -> Option<(usize, Values)> {
+                let mut start = 0usize;
+                let lengths: Vec<(usize, usize)> = row_ends
+                    .iter()
+                    .map(|&end| {
+                        let row = (start, end as usize);
+                        start = end as usize;
+                        row
+                    })
+                    .collect();
+                let width = lengths.iter().map(|(a, b)| b - a).max().unwrap_or(0);
+                match self {
+                    $(Values::$variant(v) => {
+                        let mut out = vec![<$t>::from_f64(pad); width * lengths.len()];
+                        for (row, &(a, b)) in out.chunks_exact_mut(width.max(1)).zip(&lengths) {
+                            row[..b - a].copy_from_slice(&v[a..b]);
+                        }
+                        Some((width, Values::$variant(out)))
+                    })+
+                    Values::String(_) => None,
                 }
             }
 
