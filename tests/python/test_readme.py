@@ -95,7 +95,8 @@ def check_make(argv):
     targets = [a for a in argv[1:] if not a.startswith("-") and "=" not in a]
     assert targets, f"{argv}: which target?"
     missing = sorted(set(targets) - makefile_targets())
-    assert not missing, f"README runs `make {' '.join(targets)}`: no target {missing} in the Makefile"
+    assert not missing, (f"README runs `make {' '.join(targets)}`: "
+                         f"no target {missing} in the Makefile")
     result = subprocess.run(["make", "-n", *argv[1:]], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, f"make -n {' '.join(argv[1:])}: {result.stderr[-2000:]}"
 
