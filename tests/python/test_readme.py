@@ -97,7 +97,10 @@ def check_make(argv):
     missing = sorted(set(targets) - makefile_targets())
     assert not missing, (f"README runs `make {' '.join(targets)}`: "
                          f"no target {missing} in the Makefile")
-    result = subprocess.run(["make", "-n", *argv[1:]], cwd=ROOT, capture_output=True, text=True)
+    # Not the flags of a `make test-python` this test may run under.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    result = subprocess.run(["make", "-n", *argv[1:]], cwd=ROOT, env=env, capture_output=True,
+                            text=True)
     assert result.returncode == 0, f"make -n {' '.join(argv[1:])}: {result.stderr[-2000:]}"
 
 
