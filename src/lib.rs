@@ -4,12 +4,17 @@
 //! loads into TF 2.16-2.21 (BUILD_NOTES.md, "One op library for every
 //! TensorFlow").
 //!
-//! The only `unsafe` code is what cxx generates for the FFI glue, checked
-//! by cxx against the C++ declarations; `bridge.rs` itself has none.
+//! `unsafe` is denied but in the bridge module: the code cxx generates for
+//! the FFI glue, the `unsafe extern "C++"` block cxx's syntax requires (the
+//! generated C++ checks its signatures against the C++ declarations), and
+//! one `unsafe impl Sync for ffi::ChunkWork`, with its SAFETY comment in
+//! `bridge.rs`.
 #![deny(unsafe_code)]
 
 // SAFETY: allowed for the code the cxx macro generates (FFI thunks checked
-// by cxx against the C++ declarations); bridge.rs itself has no `unsafe`.
+// by cxx against the C++ declarations) and for bridge.rs's one
+// `unsafe impl Sync for ffi::ChunkWork`, whose own SAFETY comment says why
+// sharing it between the pool's threads is sound.
 #[allow(unsafe_code)]
 mod bridge;
 // The op library's threads (a rayon pool, TF's C API having none).

@@ -28,7 +28,7 @@ struct Golden {
 }
 
 fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd hex {s}");
+    assert!(s.len().is_multiple_of(2), "odd hex {s}");
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
@@ -295,7 +295,7 @@ fn random_doc(seed: u64, len: usize) -> Vec<u8> {
             x ^= x << 25;
             x ^= x >> 27;
             let r = x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32;
-            if r % 4 == 0 {
+            if r.is_multiple_of(4) {
                 (r >> 8) as u8
             } else {
                 pool[(r >> 8) as usize % pool.len()]

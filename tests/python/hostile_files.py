@@ -725,8 +725,9 @@ def _sklearn_grams(text, analyzer, widths, lowercase):
 
 
 def reference_grams(doc, tokenizer, widths, lowercase):
-    """The n-grams of the definitions (README, scikit-learn), independent of
-    rustfx: tf.strings.split for whitespace is checked separately."""
+    """The n-grams of the definitions (docs/guide.md, scikit-learn),
+    independent of rustfx: tf.strings.split for whitespace is checked
+    separately."""
     if tokenizer == "whitespace":
         return _grams_joined((doc.lower() if lowercase else doc).split(), widths)
     if tokenizer == "word":

@@ -6,8 +6,28 @@
 //! TensorFlow status code and a message that names the path.
 //!
 //! ```
-//! let bytes = rustfx::read::read_file(b"/etc/hostname", 1 << 20);
-//! assert!(bytes.is_ok() || bytes.is_err()); // never panics, never blocks
+//! use rustfx::read::read_file;
+//! use rustfx::ErrorKind;
+//! use std::os::unix::ffi::OsStrExt;
+//!
+//! let dir = std::env::temp_dir().join(format!("rustfx-read-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let path = dir.join("sample.bin");
+//! std::fs::write(&path, b"MZ\x90\x00 and the rest")?;
+//! let path = path.as_os_str().as_bytes();
+//!
+//! assert_eq!(read_file(path, 1 << 20)?, b"MZ\x90\x00 and the rest");
+//! assert_eq!(read_file(path, 4)?, b"MZ\x90\x00"); // truncated at max_bytes
+//!
+//! let missing = read_file(b"/nonexistent/rustfx/file", 1 << 20).unwrap_err();
+//! assert_eq!(missing.kind(), ErrorKind::NotFound);
+//! assert!(missing.to_string().contains("/nonexistent/rustfx/file"));
+//!
+//! // A directory is refused at once, as a FIFO or a device would be.
+//! let refused = read_file(dir.as_os_str().as_bytes(), 1 << 20).unwrap_err();
+//! assert_eq!(refused.kind(), ErrorKind::InvalidArgument);
+//! std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use crate::{Error, ErrorKind, Result};

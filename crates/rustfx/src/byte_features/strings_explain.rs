@@ -259,7 +259,7 @@ mod tests {
             .map(|_| {
                 x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
                 let r = (x >> 33) as u8;
-                if r % 13 == 0 {
+                if r.is_multiple_of(13) {
                     r
                 } else {
                     0x20 + r % 0x60

@@ -10,7 +10,7 @@ const MURMUR_SEEDS: [u32; 4] = [0, 1, 42, 0xFFFF_FFFF];
 const FP_MODULI: [u64; 4] = [(1 << 63) - 1, (1 << 63) - 25, 1_000_003, 1 << 20];
 
 fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd hex length: {s:?}");
+    assert!(s.len().is_multiple_of(2), "odd hex length: {s:?}");
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("bad hex"))

@@ -80,7 +80,7 @@ impl<'a> Pe<'a> {
                 ));
             }
             let file_alignment = self.optional_header.file_alignment;
-            if file_alignment != 0 && section.pointer_to_raw_data % file_alignment != 0 {
+            if file_alignment != 0 && !section.pointer_to_raw_data.is_multiple_of(file_alignment) {
                 errors += 1;
                 self.warnings.push(format!(
                     "Error parsing section {i}. PointerToRawData should normally be a multiple of FileAlignment, this might imply the file is trying to confuse tools which parse this incorrectly."
@@ -149,7 +149,7 @@ impl<'a> Pe<'a> {
         } else {
             section_alignment
         };
-        if alignment != 0 && value % alignment != 0 {
+        if alignment != 0 && !value.is_multiple_of(alignment) {
             u64::from(value - value % alignment)
         } else {
             u64::from(value)

@@ -134,17 +134,17 @@ fn arbitrary_value(decl: &params::ParamDecl, pick: u64) -> Option<Value> {
     };
     let ints = [1i64, 2, 3, 7, 16, 64, 256, 1000, 2048, -1, 0, 1 << 20];
     let int = |k: u64| Value::from(ints[(k as usize) % ints.len()]);
-    if pick % 3 == 0 {
+    if pick.is_multiple_of(3) {
         return None;
     }
     let k = pick / 3;
     Some(match decl.ty {
         T::Int => int(k),
-        T::OptionalInt if k % 4 == 0 => Value::Null,
+        T::OptionalInt if k.is_multiple_of(4) => Value::Null,
         T::OptionalInt => int(k),
-        T::Bool => Value::Bool(k % 2 == 0),
+        T::Bool => Value::Bool(k.is_multiple_of(2)),
         T::Str => name(k),
-        T::OptionalStr if k % 4 == 0 => Value::Null,
+        T::OptionalStr if k.is_multiple_of(4) => Value::Null,
         T::OptionalStr => name(k),
         T::IntList => Value::from((0..k % 4).map(|i| int(k + i)).collect::<Vec<_>>()),
         T::StrList => Value::from((0..k % 3).map(|i| name(k + i)).collect::<Vec<_>>()),

@@ -36,7 +36,7 @@ fn pairwise_sum_follows_numpy_order() {
                 rng ^= rng >> 7;
                 rng ^= rng << 17;
                 let m = (rng % 1000) as f32;
-                if rng % 3 == 0 {
+                if rng.is_multiple_of(3) {
                     m * 1e7
                 } else {
                     m * 1e-3

@@ -139,7 +139,7 @@ pub(super) fn ascii(bytes: &[u8]) -> Parsed<&[u8]> {
 
 /// Checks a UTF-16BE string decodes (Python's utf-16-be rejects lone surrogates).
 pub(super) fn utf16_be(bytes: &[u8]) -> Parsed<()> {
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err(Malformed);
     }
     let units = bytes

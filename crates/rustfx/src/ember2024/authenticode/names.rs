@@ -91,7 +91,7 @@ fn decode_value(value: Tlv<'_>) -> Parsed<DecodedValue> {
             .collect()
         }
         0x1C => {
-            if value.content.len() % 4 != 0 {
+            if !value.content.len().is_multiple_of(4) {
                 return Err(Malformed);
             }
             let mut text = String::new();
