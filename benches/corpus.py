@@ -90,7 +90,7 @@ files = nbytes = 0
 with pq.ParquetWriter(sys.argv[3], schema, **corpus.PARQUET_OPTIONS) as writer:
     for b in ds.as_numpy_iterator():
         failed = b["status"] != 0
-        cols = {"path": pa.array([p.decode() for p in b["path"]], pa.string()),
+        cols = {"path": pa.array(list(b["path"]), pa.binary()),
                 "size": pa.array(b["size"].astype(np.int64)),
                 "sha256": pa.array([None if bad else h.decode()
                                     for h, bad in zip(b["sha256"], failed)], pa.string()),

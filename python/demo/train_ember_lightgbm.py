@@ -123,7 +123,7 @@ def main():
         if status != 0 or sha in seen:
             continue
         seen.add(sha)
-        rows.append((path, sha, vector))
+        rows.append((os.fsdecode(path), sha, vector))  # the path column is bytes
     x = np.asarray([r[2] for r in rows], np.float32)
     y = np.asarray([is_launcher(r[0]) for r in rows], np.int32)
     test = test_mask([r[1] for r in rows], list(y), args.test_fraction)

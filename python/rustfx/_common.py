@@ -3,6 +3,7 @@
 import collections
 import os
 
+import numpy as np
 import tensorflow as tf
 
 from rustfx._loader import ops
@@ -26,6 +27,25 @@ def strings(x, what):
         raise invalid(f"{what} must be a tf.string tensor, got {x.dtype.name}")
     if x.shape.rank is None:
         raise invalid(f"{what} must have a known rank")
+    return x
+
+
+def path_strings(paths, what="paths"):
+    """`paths` as strings() takes them, each path as its bytes: a str (or
+    os.PathLike) is encoded as the OS encodes file names (os.fsencode), so a
+    name that is not UTF-8, which Python holds as surrogates (os.listdir,
+    sys.argv), gets its exact bytes back instead of failing TF's UTF-8
+    encoding; bytes and tensors are taken as they are."""
+    return strings(_fsencoded(paths), what)
+
+
+def _fsencoded(x):
+    if isinstance(x, (str, os.PathLike)):
+        return os.fsencode(x)
+    if isinstance(x, (list, tuple)):
+        return [_fsencoded(p) for p in x]
+    if isinstance(x, np.ndarray) and x.dtype.kind in "UO":
+        return np.vectorize(_fsencoded, otypes=[object])(x)
     return x
 
 
@@ -54,7 +74,7 @@ def documents(contents):
     (a tf.string tensor of documents), or the paths of a rustfx.files(...),
     which the op reads itself."""
     if isinstance(contents, Files):
-        return strings(contents.paths, "paths"), dict(
+        return path_strings(contents.paths, "paths"), dict(
             read_files=True, read_max_bytes=contents.max_bytes,
             read_on_error=contents.on_error)
     return strings(contents, "contents"), {}

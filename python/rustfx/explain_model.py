@@ -27,6 +27,8 @@ model's logit rather than its saturating probability. Only float outputs carry g
 layers that give token ids or strings are noted in the result, not scored.
 """
 
+import os
+
 import numpy as np
 import tensorflow as tf
 
@@ -51,7 +53,9 @@ def _read(path, max_bytes):
     if isinstance(path, (bytes, bytearray, memoryview)):
         return None, bytes(path)
     with open(path, "rb") as f:
-        return str(path), f.read(max_bytes)
+        # The name as Python holds it (a name that is not UTF-8 as
+        # surrogates); os.fsencode gives its exact bytes back.
+        return os.fsdecode(path), f.read(max_bytes)
 
 
 class _Watch:
@@ -178,7 +182,7 @@ def explain_model(model, path, top_k=20, *, method="grad_x_input", target=None,
     name, contents = _read(path, max_bytes)
     if reads_files and name is None:
         raise ValueError("the model's layers read files (files=): give a path, not bytes")
-    doc = name.encode() if reads_files else contents
+    doc = os.fsencode(name) if reads_files else contents
 
     outputs, explained, target, features, gradients, skipped = _pass(model, layers, doc, [1.0],
                                                                      target, score)

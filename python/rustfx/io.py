@@ -6,7 +6,7 @@ import functools
 import tensorflow as tf
 from tensorflow.python.eager.context import eager_mode as _eager_mode
 
-from rustfx._common import Files, no_autograph, ops, strings
+from rustfx._common import Files, no_autograph, ops, path_strings, strings
 
 __all__ = ["read_files", "files", "sha256", "Files", "ReadStatus", "DEFAULT_MAX_BYTES"]
 
@@ -23,7 +23,9 @@ def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise",
     """Reads files in Rust: never blocks, never reads more than max_bytes.
 
     Args:
-      paths: tf.string tensor of any shape.
+      paths: tf.string tensor of any shape (or what converts to one); a
+        path is bytes, and a str is os.fsencode'd, so a file name that is
+        not UTF-8 is read by its exact bytes.
       max_bytes: read at most this many bytes of each file; longer files are
         truncated (in [0, 2**31 - 1]).
       on_error: "raise" fails on the first bad path (in element order) with
@@ -35,7 +37,7 @@ def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise",
       contents (tf.string, the shape of paths), and a ReadStatus if
       with_status.
     """
-    paths = strings(paths, "paths")
+    paths = path_strings(paths, "paths")
     check_read_parameters(max_bytes, on_error)
     with tf.name_scope(name or "read_files"):
         contents, codes, messages = ops.Rustfx_ReadFiles(
@@ -62,7 +64,8 @@ def files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise"):
     status codes, use read_files(..., with_status=True).
 
     Args:
-      paths: tf.string tensor of any shape; the output has its shape.
+      paths: tf.string tensor of any shape (str paths os.fsencode'd, as
+        for read_files); the output has its shape.
       max_bytes, on_error: as for read_files.
     """
     check_read_parameters(max_bytes, on_error)

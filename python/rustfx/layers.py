@@ -180,7 +180,8 @@ class ReadFiles(keras.layers.Layer):
 
     def call(self, inputs):
         with tf.device("CPU:0"):
-            return io.read_files(tf.convert_to_tensor(inputs), **self._read)
+            # read_files takes str paths by their bytes (os.fsencode).
+            return io.read_files(inputs, **self._read)
 
     def compute_output_spec(self, inputs):
         return keras.KerasTensor(tuple(inputs.shape), dtype="string")

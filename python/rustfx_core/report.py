@@ -16,10 +16,11 @@ hostile file are shown, never run. Standard library and numpy only.
 """
 
 import html
+import os
 
 import numpy as np
 
-__all__ = ["text_report", "html_report", "write_html", "show_bytes", "LEVELS",
+__all__ = ["text_report", "html_report", "write_html", "show_bytes", "show_path", "LEVELS",
            "POSITIVE_RGB", "NEGATIVE_RGB", "level_rgb"]
 
 # The full colours of the strongest level (matplotlib's red and blue).
@@ -54,13 +55,23 @@ def _describe(attribution):
     return f"prediction: {what}explained {a.output:.6g}{split} [{a.method}]"
 
 
+def show_path(path):
+    """`path` (str or bytes; None: "<bytes>") as text: its UTF-8 as it is,
+    each byte that is not UTF-8 as \\xHH (a name such as b"bad\\xffname",
+    which Python holds as "bad\\udcffname", shows as bad\\xffname), so a
+    report can always be printed and written as UTF-8."""
+    if path is None:
+        return "<bytes>"
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def text_report(attribution, *, top_k=10, text_limit=60):
     """A short report: the prediction, the top features (summed scores,
     their span counts and texts) and the top byte spans (score, offset,
     length, feature, text), then the notes."""
     a = attribution
     size = f" ({a.size:,} bytes)" if a.size is not None else ""
-    lines = [f"rustfx explain: {a.path or '<bytes>'}{size}", _describe(a),
+    lines = [f"rustfx explain: {show_path(a.path)}{size}", _describe(a),
              f"top {top_k} features (score, feature, spans, texts):"]
     for row in a.features(top_k).itertuples(index=False):
         texts = ", ".join(show_bytes(t, text_limit // 2) for t in row.text)
@@ -224,7 +235,7 @@ def html_report(attribution, contents=None, *, top_k=None, max_rows=512, title=N
             f'<td class="num">{link}</td><td class="num">{r.length}</td>'
             f"<td>{esc(_feature(r))}</td><td><code>{text}</code></td></tr>")
     notes = "".join(f"<li>{esc(n)}</li>" for n in a.notes)
-    name = a.path or "<bytes>"
+    name = show_path(a.path)
     heading = esc(title or f"rustfx explain: {name}")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

@@ -85,7 +85,8 @@ def make_hostile_paths(root):
     non_utf8 = j(b"missing-\xff\xfe-\xc3")
     nul_after_real = regular + b"\0/etc/passwd"
     e = re.escape
-    show = lambda p: e(p.decode("utf-8", "replace"))  # noqa: E731
+    # The core's messages show a byte that is not UTF-8 as \xHH (read.rs, shown).
+    show = lambda p: e(p.decode("utf-8", "backslashreplace"))  # noqa: E731
     hostile = {
         "missing": (j(b"missing"), NOT_FOUND, show(j(b"missing"))),
         "dangling_symlink": (j(b"dangling"), NOT_FOUND, show(j(b"dangling"))),

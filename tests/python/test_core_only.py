@@ -127,7 +127,7 @@ def test_reading_hashing_and_corpus_rows(core_only):
     for path, digest in zip(files[:3], result["sha256"]):
         with open(path, "rb") as f:
             assert digest == hashlib.sha256(f.read(1 << 20)).hexdigest()
-    rows = {row["path"]: row for row in result["table"]}
+    rows = {os.fsdecode(row["path"]): row for row in result["table"]}  # path: bytes
     assert sorted(rows) == sorted(files)
     assert rows[files[3]]["status"] == 5 and rows[files[3]]["byte_histogram"] is None
     contents = rustfx.read_files(tf.constant(files[:3]))

@@ -134,6 +134,13 @@ def _op_rows(paths, feature_set):
     return want
 
 
+def _rows(rows):
+    """Rows (a pyarrow.Table, or a list of dicts) as dicts with the path as
+    the str Python gives its name: the path column holds the path's bytes."""
+    rows = rows.to_pylist() if hasattr(rows, "to_pylist") else rows
+    return [dict(r, path=os.fsdecode(r["path"])) for r in rows]
+
+
 def _check_same(got_row, want, i, feature_set):
     assert got_row["sha256"] == want["sha256"][i]
     assert got_row["size"] == want["size"][i]
@@ -223,7 +230,7 @@ def test_parity_with_the_ops(fmt, corpus_list, local_ray, tmp_path):
     want = _op_rows(paths, FEATURES)
     index = {p: i for i, p in enumerate(paths)}
     if fmt == "parquet":
-        rows = corpus.read_parquet(out, FEATURES).to_pylist()
+        rows = _rows(corpus.read_parquet(out, FEATURES))
         for path in glob.glob(os.path.join(out, "*.parquet")):
             meta = pq.read_schema(path).metadata[corpus.METADATA_KEY]
             assert corpus.FeatureSet.load(meta.decode()) == corpus.FeatureSet.load(FEATURES)
@@ -231,7 +238,7 @@ def test_parity_with_the_ops(fmt, corpus_list, local_ray, tmp_path):
         rows = []
         for row in corpus.read_tfrecord(out, FEATURES):
             row = {k: v for k, v in row.items()}
-            plain = {"path": row["path"].numpy().decode(), "size": int(row["size"]),
+            plain = {"path": os.fsdecode(row["path"].numpy()), "size": int(row["size"]),
                      "sha256": row["sha256"].numpy().decode(), "status": int(row["status"]),
                      "message": row["message"].numpy().decode()}
             for column, spec in corpus.FeatureSet.load(FEATURES).features.items():
@@ -271,7 +278,7 @@ def test_uri_input_through_pyarrow(corpus_list, local_ray, tmp_path):
         shutil.copy(p, src / f"{i:03d}")
     out = str(tmp_path / "out")
     corpus.run("ember2018-bytes", "file://" + str(src), out, shard_size=8)
-    rows = corpus.read_parquet(out).to_pylist()
+    rows = _rows(corpus.read_parquet(out))
     local = sorted(str(src / f"{i:03d}") for i in range(20))
     assert [r["path"] for r in rows] == ["file://" + p for p in local]
     want = _op_rows(local, "ember2018-bytes")
@@ -285,7 +292,8 @@ def test_extract_dataset_composes_with_ray_data(corpus_list, local_ray):
     _, paths = corpus_list
     some = paths[::20]
     ds = ray.data.from_items([{"path": p} for p in some])
-    rows = corpus.extract_dataset(ds, "ember2018-bytes", concurrency=1, batch_size=8).take_all()
+    rows = _rows(corpus.extract_dataset(ds, "ember2018-bytes", concurrency=1,
+                                        batch_size=8).take_all())
     assert sorted(r["path"] for r in rows) == some
     for row in rows:
         assert row["sha256"] == hashlib.sha256(open(row["path"], "rb").read()).hexdigest()
@@ -356,7 +364,7 @@ def test_worker_memory_is_one_read_batch_not_a_shard(corpus_list, local_ray, tmp
     assert 0 < growth < 2 * batch_bound, (
         f"a worker's peak RSS grew by {growth / 2**20:.0f} MiB for read batches of one "
         f"128 MiB-bounded file")
-    rows = corpus.read_parquet(out).to_pylist()
+    rows = _rows(corpus.read_parquet(out))
     zeros = hashlib.sha256(b"\0" * 100_000_000).hexdigest()
     assert sum(r["sha256"] == zeros for r in rows) == 6
 
@@ -380,7 +388,7 @@ def test_hostile_inputs_are_error_rows(local_ray, tmp_path):
     start = time.monotonic()
     summary = corpus.run(FEATURES, str(listing), out, shard_size=16, max_bytes=1 << 20)
     assert time.monotonic() - start < 300  # nothing blocks (a FIFO would)
-    rows = {r["path"]: r for r in corpus.read_parquet(out).to_pylist()}
+    rows = {r["path"]: r for r in _rows(corpus.read_parquet(out))}
     assert len(rows) == len(chosen) + 1
     assert summary["errors"] == len(chosen)
     # The workers read through the core's C ABI: the same statuses and
@@ -499,7 +507,7 @@ def _settled_shard_state(out, quiet=3.0, timeout=60):
 
 
 def _check_exactly_once(out, paths):
-    rows = corpus.read_parquet(out).to_pylist()
+    rows = _rows(corpus.read_parquet(out))
     assert sorted(r["path"] for r in rows) == paths
     assert not glob.glob(os.path.join(out, "*.tmp-*"))
 
@@ -670,8 +678,8 @@ def test_s3_output_is_the_local_output(small_corpus, s3_server, local_ray, tmp_p
     for out in (uri, local):
         summary = corpus.run(FEATURES, listing, out, shard_size=4)
         assert summary["files"] == len(paths) and summary["errors"] == 1
-    remote_rows = {r["path"]: r for r in corpus.read_parquet(uri, FEATURES).to_pylist()}
-    local_rows = {r["path"]: r for r in corpus.read_parquet(local).to_pylist()}
+    remote_rows = {r["path"]: r for r in _rows(corpus.read_parquet(uri, FEATURES))}
+    local_rows = {r["path"]: r for r in _rows(corpus.read_parquet(local))}
     assert sorted(remote_rows) == paths
     assert remote_rows == local_rows
     assert [r["status"] for r in remote_rows.values()].count(5) == 1  # the missing path
@@ -700,7 +708,7 @@ def test_s3_output_resumes_rewriting_only_a_lost_shard(small_corpus, s3_server, 
             assert after[name][0] > mtime and after[name][1] == digest
         else:
             assert after[name] == (mtime, digest), f"{name} was rewritten"
-    assert sorted(r["path"] for r in corpus.read_parquet(uri).to_pylist()) == paths
+    assert sorted(r["path"] for r in _rows(corpus.read_parquet(uri))) == paths
     # Done: a rerun writes nothing; spec.json pins the job as in a local OUT.
     assert corpus.run("ember2018-bytes", listing, uri, shard_size=4)["shards_skipped"] == shards
     with pytest.raises(ValueError, match="another job"):
@@ -733,7 +741,7 @@ def test_s3_tfrecord_output_reads_as_tf_reads_it_locally(small_corpus, s3_server
                     destination_filesystem=pafs.LocalFileSystem())
     remote_rows = [_plain(r) for r in corpus.read_tfrecord(uri, FEATURES)]
     local_rows = [_plain(r) for r in corpus.read_tfrecord(str(local), FEATURES)]
-    assert sorted(r["path"].decode() for r in remote_rows) == paths
+    assert sorted(os.fsdecode(r["path"]) for r in remote_rows) == paths
     assert remote_rows == local_rows
     assert [r["status"] for r in remote_rows].count(5) == 1
 

@@ -120,11 +120,12 @@ def parse_value(text, dtype):
 
 
 def parse(stdout, dtypes):
-    """{path: {key: np.array}} from rustfx-predict's lines."""
+    """{path: {key: np.array}} from rustfx-predict's lines; a path as the
+    str Python gives its name (os.fsdecode of the bytes it escapes)."""
     rows = {}
     for line in stdout.decode().splitlines():
         path, *fields = line.split("\t")
-        path = codecs.escape_decode(path)[0].decode()
+        path = os.fsdecode(codecs.escape_decode(path)[0])
         row = {}
         for field in fields:
             key, text = field.split("=", 1)
@@ -169,6 +170,21 @@ def test_outputs_equal_python_bit_for_bit(predict, model, loaded, files):
     check_against_python(out.stdout, loaded, files, contents)
     # The path with a tab stays on its line, escaped.
     assert b"tab\\there and space.txt\t" in out.stdout
+
+
+def test_a_file_name_that_is_not_utf8_comes_back_exactly(predict, model, loaded, tmp_path):
+    """A path is bytes: read by them, printed escaped (\\xHH), read back
+    exactly; a missing one is named on stderr the same way."""
+    bad = os.path.join(os.fsencode(tmp_path), b"bad\xffname")
+    contents = b"int main(void) { return 0; }\n"
+    with open(bad, "wb") as f:
+        f.write(contents)
+    missing = os.path.join(os.fsencode(tmp_path), b"gone\xfe")
+    out = run(predict, "--ops", OPS, "--model", model, bad, missing)
+    assert out.returncode == 1, out.stderr.decode()[-3000:]
+    assert b"gone\\xfe" in out.stderr and b"1 of 2 files failed" in out.stderr
+    assert b"bad\\xffname\t" in out.stdout
+    check_against_python(out.stdout, loaded, [os.fsdecode(bad)], [contents])
 
 
 def split_model_rounding(stdout):

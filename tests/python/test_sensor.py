@@ -113,6 +113,22 @@ def check_outputs(stdout, model, files, contents):
                 assert np.argmax(got[path][key]) == np.argmax(values[i]), (path, key)
 
 
+def test_a_file_name_that_is_not_utf8_comes_back_exactly(sensor, exported, tmp_path):
+    """A path is bytes: read by them, printed escaped (\\xHH), read back
+    exactly (test_predict.parse); a missing one is named the same way."""
+    model, path, _ = exported
+    bad = os.path.join(os.fsencode(tmp_path), b"bad\xffname")
+    contents = b"int main(void) { return 0; }\n"
+    with open(bad, "wb") as f:
+        f.write(contents)
+    missing = os.path.join(os.fsencode(tmp_path), b"gone\xfe")
+    out = run(sensor, "--model", path, bad, missing)
+    assert out.returncode == 1, out.stderr.decode()[-3000:]
+    assert b"gone\\xfe" in out.stderr and b"1 of 2 files failed" in out.stderr
+    assert b"bad\\xffname\t" in out.stdout
+    check_outputs(out.stdout, model, [os.fsdecode(bad)], [contents])
+
+
 def test_manifest(exported):
     _, path, manifest = exported
     assert sorted(os.listdir(path)) == ["features.json", "model.onnx"]

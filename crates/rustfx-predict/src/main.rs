@@ -11,7 +11,9 @@
 //! ```
 //!
 //! Prints one line per file that went through, in the order given: the path
-//! (`\`, tab, newline and CR escaped as `\\`, `\t`, `\n`, `\r`), then for each
+//! (escaped as `rustfx_cli::text_output::write_escaped` does: `\\`, `\t`,
+//! `\n`, `\r`, and `\xHH` for any other byte outside printable ASCII, so a
+//! name that is not UTF-8 reads back exactly), then for each
 //! output of the signature, sorted by key, a tab, `KEY=` and the file's row
 //! of that output, values separated by spaces. Floats print in shortest
 //! round-trip form, so they are exact; strings print quoted, escaped. A file
@@ -30,8 +32,8 @@ mod wire;
 use crate::tf_c_api::graph_specs;
 use crate::tf_c_api::signature::signatures;
 use crate::tf_c_api::{dtype_name, Endpoint, Library, SavedModel, Tensor, TfError, Values};
-use rustfx::cli::{self, Args, Program};
-use rustfx::text_output::push_values;
+use rustfx_cli::text_output::push_values;
+use rustfx_cli::{self as cli, Args, Program};
 use std::ffi::OsString;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -359,7 +361,7 @@ impl<'m> Served<'m> {
 }
 
 /// Appends `values[range]`, space-separated, as `rustfx-sensor` does
-/// (`rustfx::text_output`): floats in shortest round-trip form; strings
+/// (`rustfx_cli::text_output`): floats in shortest round-trip form; strings
 /// quoted, with `\xNN` escapes.
 fn format_values(values: &Values, range: std::ops::Range<usize>, out: &mut String) {
     use std::fmt::Write as _;

@@ -207,7 +207,9 @@ fn parse_feature(value: &Value, model_input: &str) -> Result<Feature> {
     let pad = match feature.get("pad") {
         None | Some(Value::Null) => None,
         Some(value) => Some(value.as_f64().filter(|v| v.is_finite()).ok_or_else(|| {
-            invalid(format!("layer '{layer}': \"pad\" must be a number, got {value}"))
+            invalid(format!(
+                "layer '{layer}': \"pad\" must be a number, got {value}"
+            ))
         })?),
     };
     let width = row_width(&spec, &layer, pad.is_some())?;

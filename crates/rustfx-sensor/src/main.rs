@@ -9,18 +9,18 @@
 //!
 //! Reads, prints and exits like `rustfx-predict` (docs/serving.md): files
 //! are read like `read_files` (bounded, never blocking); one line per file
-//! that went through, in the order given: the path (`\`, tab, newline and CR
-//! escaped), then for each output, sorted by key, a tab, `KEY=` and the
-//! file's row, values separated by spaces, floats in shortest round-trip
-//! form. A file that cannot be read is reported on stderr by path and the
+//! that went through, in the order given: the path (escaped as
+//! `rustfx_cli::text_output::write_escaped` does: `\\ \t \n \r \xHH`),
+//! then for each output, sorted by key, a tab, `KEY=` and the file's row,
+//! values separated by spaces, floats in shortest round-trip form. A file that cannot be read is reported on stderr by path and the
 //! others still go through. Exit status: 0 if every file went through, 1 if
 //! some did not, 2 if nothing could run (arguments, model directory).
 
 #![forbid(unsafe_code)]
 
-use rustfx::cli::{self, Args, Program};
 use rustfx::output::Batch;
-use rustfx::text_output::push_values;
+use rustfx_cli::text_output::push_values;
+use rustfx_cli::{self as cli, Args, Program};
 use rustfx_sensor::{Model, OutputValues};
 use std::ffi::OsString;
 use std::io::BufWriter;

@@ -3,7 +3,7 @@
 use super::features::Features;
 use rustfx::output::Batch;
 use rustfx::spec::FeatureSpec;
-use rustfx::text_output::text_rows;
+use rustfx_cli::text_output::text_rows;
 use serde_json::{json, Value};
 
 fn spec(extractor: &str, params: Value) -> Value {

@@ -5,7 +5,8 @@
 //! ([`Extractor::extract_batch`](extractor::Extractor::extract_batch)) and
 //! converts the [`Batch`](output::Batch) into its own form: the op library
 //! (the workspace's root crate, C++ kernels over a cxx bridge), the C ABI
-//! (`rustfx-capi`), `rustfx-predict`, `rustfx-sensor` and `rustfx-features`.
+//! (`rustfx-capi`), `rustfx-predict`, `rustfx-sensor` and `rustfx-features` (the last three
+//! through `rustfx-cli`).
 //! So the same bytes give the same features in a TensorFlow graph and in a
 //! pure-Rust program.
 #![deny(missing_docs)]
@@ -18,9 +19,6 @@
 pub mod batch;
 pub mod byte_features;
 pub mod byte_sequence;
-// The arguments, read loop and exit statuses of rustfx-predict and
-// rustfx-sensor; no dependency beyond the core.
-pub mod cli;
 pub mod ember2024;
 pub mod error;
 pub mod explain;
@@ -35,7 +33,6 @@ pub mod read;
 pub mod registry;
 pub mod sha256;
 pub mod spec;
-pub mod text_output;
 pub mod unicode_classes;
 
 pub use error::{Error, ErrorKind, Result};

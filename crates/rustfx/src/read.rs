@@ -101,7 +101,7 @@ pub fn read_file_into(path: &[u8], max_bytes: u64, out: &mut Vec<u8>) -> Result<
     out.reserve(usize::try_from(size_hint.min(max_bytes)).unwrap_or(0));
     if let Err(e) = (&file).take(max_bytes).read_to_end(out) {
         out.clear();
-        return Err(io_error(&e, path, "cannot read"));
+        return Err(io_error(&e, &shown(path), "cannot read"));
     }
     Ok(())
 }
@@ -181,7 +181,7 @@ impl OpenFile {
         Ok(OpenFile {
             file,
             size_hint,
-            path: String::from_utf8_lossy(path).into_owned(),
+            path: shown(path),
         })
     }
 
@@ -200,7 +200,7 @@ impl OpenFile {
                 Ok(0) => break,
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == IoKind::Interrupted => {}
-                Err(e) => return Err(io_error(&e, self.path.as_bytes(), "cannot read")),
+                Err(e) => return Err(io_error(&e, &self.path, "cannot read")),
             }
         }
         Ok(filled)
@@ -212,7 +212,7 @@ impl OpenFile {
             .take(limit)
             .read_to_end(out)
             .map(|_| ())
-            .map_err(|e| io_error(&e, self.path.as_bytes(), "cannot read"))
+            .map_err(|e| io_error(&e, &self.path, "cannot read"))
     }
 }
 
@@ -226,30 +226,30 @@ fn open_regular(path: &[u8]) -> Result<(File, u64)> {
         return Err(Error::invalid_argument(format!(
             "path is {} bytes long, more than the {MAX_PATH_BYTES} allowed: '{}...'",
             path.len(),
-            String::from_utf8_lossy(&path[..64])
+            shown(&path[..64])
         )));
     }
     if path.contains(&0) {
         return Err(Error::invalid_argument(format!(
             "path contains a NUL byte: '{}'",
-            String::from_utf8_lossy(path).escape_default()
+            shown(path).escape_default()
         )));
     }
     let os_path = Path::new(std::ffi::OsStr::from_bytes(path));
     // stat before open: opening a FIFO, socket or device can itself have
     // effects (it releases a writer blocked on the FIFO, arms a watchdog).
-    let meta = std::fs::metadata(os_path).map_err(|e| io_error(&e, path, "cannot stat"))?;
+    let meta = std::fs::metadata(os_path).map_err(|e| io_error(&e, &shown(path), "cannot stat"))?;
     check_regular(&meta, path)?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(os_path)
-        .map_err(|e| io_error(&e, path, "cannot open"))?;
+        .map_err(|e| io_error(&e, &shown(path), "cannot open"))?;
     // The path may have been swapped for something else since the stat:
     // check what was opened (O_NONBLOCK means the open itself never waits).
     let meta = file
         .metadata()
-        .map_err(|e| io_error(&e, path, "cannot stat"))?;
+        .map_err(|e| io_error(&e, &shown(path), "cannot stat"))?;
     check_regular(&meta, path)?;
     Ok((file, meta.len()))
 }
@@ -275,11 +275,26 @@ fn check_regular(meta: &std::fs::Metadata, path: &[u8]) -> Result<()> {
     };
     Err(Error::invalid_argument(format!(
         "'{}' is {what}; only regular files can be read",
-        String::from_utf8_lossy(path)
+        shown(path)
     )))
 }
 
-fn io_error(e: &std::io::Error, path: &[u8], doing: &str) -> Error {
+/// A path as messages show it: its UTF-8 as it is, each byte that is not
+/// UTF-8 as `\xHH`, so a name such as `bad\xffname` is told apart from
+/// others (a lossy conversion would print U+FFFD for any such byte).
+pub fn shown(path: &[u8]) -> String {
+    let mut text = String::with_capacity(path.len());
+    for chunk in path.utf8_chunks() {
+        text.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            text.push_str(&format!("\\x{byte:02x}"));
+        }
+    }
+    text
+}
+
+/// The error of `doing` (`cannot open`) on the file `path` (as [`shown`]).
+fn io_error(e: &std::io::Error, path: &str, doing: &str) -> Error {
     let kind = match e.kind() {
         IoKind::NotFound => ErrorKind::NotFound,
         IoKind::PermissionDenied => ErrorKind::PermissionDenied,
@@ -291,16 +306,23 @@ fn io_error(e: &std::io::Error, path: &[u8], doing: &str) -> Error {
             _ => ErrorKind::Io,
         },
     };
-    Error::new(
-        kind,
-        format!("{doing} '{}': {e}", String::from_utf8_lossy(path)),
-    )
+    Error::new(kind, format!("{doing} '{path}': {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn messages_show_each_byte_that_is_not_utf8_as_hex() {
+        assert_eq!(shown(b"bad\xffname/\xc3\xa9"), "bad\\xffname/\u{e9}");
+        let error = read_file(b"/nonexistent/bad\xffname", 1).unwrap_err();
+        assert!(
+            error.to_string().contains("'/nonexistent/bad\\xffname'"),
+            "{error}"
+        );
+    }
 
     /// A fresh directory for one test, removed when the test ends (on
     /// success or panic).

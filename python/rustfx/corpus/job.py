@@ -74,7 +74,9 @@ def run(spec, input, output, *, fmt="parquet", address=None, max_bytes=None,
                 ray.init(num_cpus=os.cpu_count(), include_dashboard=False)
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         actors = min(workers or cpus, len(pending))
-        items = [{"shard": i, "paths": shards[i]} for i in pending]
+        # Paths as bytes: exact whatever the name (a str that holds a name
+        # that is not UTF-8 as surrogates cannot become Arrow).
+        items = [{"shard": i, "paths": [os.fsencode(p) for p in shards[i]]} for i in pending]
         # Up to 4 shards per Ray task while every actor still gets 4 tasks or
         # more: a task costs Ray about 40 ms, a tenth of a 1000-file shard of
         # small files (200,000 rows of 15 KB files on 2 workers: 16.7-17.4 ->

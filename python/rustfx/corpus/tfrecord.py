@@ -3,8 +3,8 @@
 
 A row is a tf.train.Example of the row's Arrow columns
 (rustfx_core.corpus.arrow): floats as float_list, integers as int64_list
-(int32 stored as int64, cast back when read), strings and binary as
-bytes_list; sha256 is "" in error rows, whose feature columns are left out
+(int32 stored as int64, cast back when read), strings and binary (the
+path: its exact bytes) as bytes_list; sha256 is "" in error rows, whose feature columns are left out
 (they parse as zeros for dense columns, empty for ragged and sparse ones).
 """
 

@@ -21,7 +21,9 @@ from rustfx_core.outputs import RowsVisitor
 #: Schema metadata key of the feature set in each Parquet file.
 METADATA_KEY = b"rustfx.feature_set"
 #: The columns before the features: reserved names.
-BASE_FIELDS = (pa.field("path", pa.string()), pa.field("size", pa.int64()),
+#: `path` is binary: a path is bytes (a file name need not be UTF-8), kept
+#: exactly; os.fsdecode(row["path"]) is the str Python gives that name.
+BASE_FIELDS = (pa.field("path", pa.binary()), pa.field("size", pa.int64()),
                pa.field("sha256", pa.string()), pa.field("status", pa.int32()),
                pa.field("message", pa.string()))
 BASE_COLUMNS = tuple(f.name for f in BASE_FIELDS)

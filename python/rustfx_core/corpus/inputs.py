@@ -29,7 +29,8 @@ _STATUS_OF = ((FileNotFoundError, STATUS_CODES["NOT_FOUND"]),
 
 
 def is_uri(path):
-    return "://" in path
+    """Whether `path` (str or bytes) is a URI (`scheme://...`)."""
+    return (b"://" if isinstance(path, bytes) else "://") in path
 
 
 def list_inputs(spec):
@@ -38,7 +39,9 @@ def list_inputs(spec):
     with one path per line (taken as they are: a listed directory becomes
     an error row), or a URI (`file://`, `s3://`, ...) of a directory or
     file, listed through pyarrow's filesystems. Relative local
-    paths are made absolute (not normalised)."""
+    paths are made absolute (not normalised). Paths are str as os.listdir
+    gives them: a name that is not UTF-8 holds its bytes as surrogates
+    (os.fsencode gives them back), a list file's lines too."""
     if is_uri(spec):
         return _list_uri(spec)
     if os.path.isdir(spec):
@@ -50,8 +53,8 @@ def list_inputs(spec):
     elif any(c in spec for c in "*?["):
         paths = [p for p in glob.glob(spec, recursive=True) if not os.path.isdir(p)]
     elif os.path.isfile(spec):
-        with open(spec) as f:
-            paths = [line.rstrip("\n") for line in f if line.strip()]
+        with open(spec, "rb") as f:  # a path is bytes, UTF-8 or not
+            paths = [os.fsdecode(line.rstrip(b"\n")) for line in f if line.strip()]
     else:
         raise FileNotFoundError(f"--input {spec!r}: no such directory or list file, "
                                 f"and no glob matches")

@@ -1,11 +1,14 @@
 """Paths to rows: each read batch read, hashed and extracted by the core
 into a pyarrow.Table (FeatureSet.arrow_schema()), with no TensorFlow.
 
-One row per path: path, size (bytes read, at most max_bytes), sha256 (hex,
+One row per path: path (binary: the path's bytes, exact whatever the
+name, os.fsencode of a str path), size (bytes read, at most max_bytes), sha256 (hex,
 in Rust, of those bytes; null in error rows), status (a tf.errors code, 0 =
 OK), message, then each feature's columns (rustfx_core.corpus.arrow; null
 in error rows).
 """
+
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -57,9 +60,17 @@ def plan_tables(paths, plan, max_bytes, on_error, read_batch_bytes):
     max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     if on_error not in ("record", "raise"):
         raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
-    paths = [p.decode() if isinstance(p, bytes) else str(p) for p in paths]
+    # Bytes from here on: a name that is not UTF-8 (str from os.listdir
+    # holds it as surrogates) keeps its bytes, into the path column too.
+    paths = [bytes(os.fsencode(p)) for p in paths]
     for batch in read_batches(paths, max_bytes, read_batch_bytes):
         yield _extract_batch(batch, plan, max_bytes, on_error)
+
+
+def _text(message):
+    """`message` as valid UTF-8 for a string column: a surrogate (a name
+    that is not UTF-8, in an exception's text) as its `\\udcXX` escape."""
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def concat(tables, schema):
@@ -75,7 +86,8 @@ def _extract_batch(paths, plan, max_bytes, on_error):
         if not is_uri(p):
             documents.read(i, p, max_bytes)
     if remote:
-        contents, codes, messages = read_uris([paths[i] for i in remote], max_bytes)
+        contents, codes, messages = read_uris([os.fsdecode(paths[i]) for i in remote],
+                                              max_bytes)
         for j, i in enumerate(remote):
             documents.set(i, contents[j], codes[j], messages[j])
         del contents
@@ -86,11 +98,11 @@ def _extract_batch(paths, plan, max_bytes, on_error):
                       f"to keep going with an error row)")
     sizes, digests = documents.digest()
     columns = {
-        "path": pa.array(paths, pa.string()),
+        "path": pa.array(paths, pa.binary()),
         "size": pa.array(sizes, pa.int64()),
         "sha256": pa.array([None if bad else d for d, bad in zip(digests, failed)], pa.string()),
         "status": pa.array(documents.codes, pa.int32()),
-        "message": pa.array(documents.messages, pa.string()),
+        "message": pa.array([_text(m) for m in documents.messages], pa.string()),
     }
     mask = pa.array(failed)
     for column, spec in plan.feature_set.features.items():

@@ -25,7 +25,8 @@ from pyarrow import fs as pafs
 from rustfx_core.corpus.arrow import METADATA_KEY
 from rustfx_core.corpus.features import FeatureSet
 
-FORMAT_VERSION = 1
+#: 2: the path column is binary (the path's bytes), no longer a string.
+FORMAT_VERSION = 2
 SPEC_FILE = "spec.json"
 DEFAULT_SHARD_SIZE = 1000
 #: Rows buffered before a Parquet row group is written.
@@ -208,10 +209,11 @@ def committed(out_dir, index, shard_format, expected_rows, feature_set_json):
 # ---- OUT/spec.json ----------------------------------------------------------------
 
 def input_digest(paths):
-    """The SHA-256 of the sorted input list (a path a line) that pins it."""
+    """The SHA-256 of the sorted input list (a path a line, its bytes) that
+    pins it."""
     h = hashlib.sha256()
     for p in paths:
-        h.update(p.encode("utf-8", "surrogateescape") + b"\n")
+        h.update(os.fsencode(p) + b"\n")
     return h.hexdigest()
 
 
@@ -236,12 +238,13 @@ def check_or_write_meta(out_dir, meta):
     path = out_dir.location(SPEC_FILE)
     if out_dir.is_file(SPEC_FILE):
         _, stored = load_feature_set(out_dir)  # refuses another output version
-        for key in ("feature_set", "format", "shard_size", "inputs"):
+        for key in ("format_version", "feature_set", "format", "shard_size", "inputs"):
             if stored.get(key) != meta[key]:
                 raise ValueError(
                     f"{path} was written for another job ({key} differs: {stored.get(key)!r} "
                     f"there, {meta[key]!r} now); resume with the same --spec, --input, "
-                    f"--format and --shard-size, or use a new --output")
+                    f"--format and --shard-size (and the same rustfx shard format), or use "
+                    f"a new --output")
         return
     with out_dir.committing(SPEC_FILE) as local_path, open(local_path, "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)

@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
         .extract_batch(&[&doc])
         .expect("a built extractor extracts any input");
     assert_eq!(batch.rows(), 1);
-    let values = rustfx::text_output::text_rows(&batch).remove(0);
+    let values = rustfx_cli::text_output::text_rows(&batch).remove(0);
     if output.kind == OutputKind::Dense {
         assert_eq!(Some(values.len()), output.width);
     }

@@ -43,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
     let batches = features.extract(&docs).expect("checked specs extract");
     for (feature, batch) in features.features.iter().zip(&batches) {
         assert_eq!(batch.rows(), 2, "{}", feature.layer);
-        let values: usize = rustfx::text_output::text_rows(batch).iter().map(Vec::len).sum();
+        let values: usize = rustfx_cli::text_output::text_rows(batch).iter().map(Vec::len).sum();
         assert_eq!(values, 2 * feature.width, "{}", feature.layer);
     }
 });

@@ -274,7 +274,11 @@ mod tests {
             values: Values::from(vec![1i16, 2, 3, 4, 5, 6]),
             row_ends: vec![2, 2, 6],
         };
-        let rows = ragged.into_padded(0.0).unwrap().into_dense::<i16>().unwrap();
+        let rows = ragged
+            .into_padded(0.0)
+            .unwrap()
+            .into_dense::<i16>()
+            .unwrap();
         assert_eq!((rows.rows, rows.width), (3, 4));
         assert_eq!(rows.values, [1, 2, 0, 0, 0, 0, 0, 0, 3, 4, 5, 6]);
         let empty = Batch::Ragged {

@@ -1,31 +1,18 @@
-//! The text forms the command-line programs print: `rustfx-predict` and
-//! `rustfx-sensor` one line per file, the path first, then `\tKEY=values`
-//! per output (docs/serving.md), shared so both print exactly the same way;
-//! `rustfx-features` a [`Batch`]'s rows ([`text_rows`]).
+//! The text forms the command-line programs print: one line per file, the
+//! path first, escaped ([`write_escaped`]), then `\tKEY=values` per output
+//! for `rustfx-predict` and `rustfx-sensor` ([`push_values`]: shared so both
+//! print exactly the same way), `\tvalues` for `rustfx-features` (a
+//! [`Batch`]'s rows, [`text_rows`]).
 
-use crate::output::{row_range, Batch, Values};
+use rustfx::output::{row_range, Batch, Values};
 use std::fmt::{Display, Write as _};
 use std::io::Write;
 
-/// Writes a path's bytes as they are, except `\`, tab, newline and CR,
-/// escaped so that one file is always one line with the path first.
-pub fn write_path(out: &mut impl Write, path: &[u8]) -> std::io::Result<()> {
-    for &byte in path {
-        match byte {
-            b'\\' => out.write_all(b"\\\\")?,
-            b'\t' => out.write_all(b"\\t")?,
-            b'\n' => out.write_all(b"\\n")?,
-            b'\r' => out.write_all(b"\\r")?,
-            _ => out.write_all(&[byte])?,
-        }
-    }
-    Ok(())
-}
-
-/// Writes bytes of unknown content (a string or n-gram of a hostile file)
-/// as printable ASCII: `\\`, `\t`, `\n`, `\r`, and `\xHH` for every other
-/// byte outside `0x20..=0x7e`, so a field never breaks a TSV line and
-/// reads back exactly (`rustfx-features --explain`).
+/// Writes bytes of unknown content (a path, a string or n-gram of a hostile
+/// file) as printable ASCII: `\\`, `\t`, `\n`, `\r`, and `\xHH` for every
+/// other byte outside `0x20..=0x7e`, so a field never breaks a TSV line and
+/// reads back exactly ([`unescape`]). A path is bytes: a file name that is
+/// not UTF-8 (`bad\xffname`) prints as such and reads back as the same name.
 pub fn write_escaped(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     for &byte in bytes {
         match byte {
@@ -38,6 +25,41 @@ pub fn write_escaped(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> 
         }
     }
     Ok(())
+}
+
+/// `bytes` as [`write_escaped`] writes them, for a message.
+pub fn escaped(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len());
+    // Writing to a Vec cannot fail; the escape is ASCII.
+    let _ = write_escaped(&mut out, bytes);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The bytes [`write_escaped`] wrote as `text`; `None` if `text` is not
+/// such an escape (a lone `\`, an unknown escape, a byte outside
+/// `0x20..=0x7e`).
+pub fn unescape(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut bytes = text.bytes();
+    while let Some(byte) = bytes.next() {
+        if byte != b'\\' {
+            (0x20..=0x7e).contains(&byte).then_some(())?;
+            out.push(byte);
+            continue;
+        }
+        out.push(match bytes.next()? {
+            b'\\' => b'\\',
+            b't' => b'\t',
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b'x' => {
+                let hex = [bytes.next()?, bytes.next()?];
+                u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 /// Appends `values`, space-separated, with `Display`: for floats Rust's
@@ -97,9 +119,18 @@ mod tests {
     }
 
     #[test]
-    fn paths_stay_on_one_line() {
+    fn any_bytes_stay_on_one_line_and_read_back() {
+        let name = b"a\tb\nc\\d\re\xff\x00 \xc3\xa9~";
         let mut out = Vec::new();
-        write_path(&mut out, b"a\tb\nc\\d\re\xff").unwrap();
-        assert_eq!(out, b"a\\tb\\nc\\\\d\\re\xff");
+        write_escaped(&mut out, name).unwrap();
+        assert_eq!(out, b"a\\tb\\nc\\\\d\\re\\xff\\x00 \\xc3\\xa9~");
+        assert_eq!(escaped(name).as_bytes(), out);
+        assert_eq!(unescape(&escaped(name)).unwrap(), name);
+        for byte in 0..=255u8 {
+            assert_eq!(unescape(&escaped(&[byte])).unwrap(), [byte]);
+        }
+        for bad in ["\\", "\\x", "\\xf", "\\xgg", "\\q", "\t", "\u{e9}"] {
+            assert_eq!(unescape(bad), None, "{bad:?}");
+        }
     }
 }

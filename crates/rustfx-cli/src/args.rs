@@ -1,24 +1,21 @@
-//! What the command-line programs that score files (`rustfx-predict`,
-//! `rustfx-sensor`) share: their common arguments, the loop that reads the
-//! files a batch at a time and prints one line per file, and their exit
-//! statuses (docs/serving.md, docs/sensor.md). Each program brings only its
-//! own options ([`Options`]) and the call that turns a batch of file
-//! contents into output rows.
+//! The command line the programs share: their common flags, each
+//! program's own ([`Options`]), and their exit statuses.
 //!
 //! ```text
-//! PROGRAM --model DIR [--max-bytes N] [--batch-size N] [its own options] FILE...
+//! rustfx-predict  --model DIR [--max-bytes N] [--batch-size N] [its own options] FILE...
+//! rustfx-sensor   --model DIR [--max-bytes N] [--batch-size N] [its own options] FILE...
+//! rustfx-features [--max-bytes N] [--batch-size N] [its own options] EXTRACTOR [NAME=VALUE...] FILE...
 //! ```
 //!
-//! Files are read like `read_files` (bounded, never blocking). A file that
-//! cannot be read is reported on stderr by path and the others still go
-//! through. Exit status: 0 if every file went through, 1 if some did not, 2
-//! if nothing could run (arguments, or the program's `run` failing).
+//! Arguments are `OsString`s from `std::env::args_os()` and files keep their
+//! bytes: a file name that is not UTF-8 (`bad\xffname`) is read and printed
+//! (escaped, [`text_output::write_escaped`](crate::text_output::write_escaped))
+//! like any other. Exit status: 0 if every file went through, 1 if some did
+//! not, 2 if nothing could run (arguments, or the program's `run` failing).
 
-pub use crate::read::DEFAULT_MAX_BYTES;
-use crate::read::{check_max_bytes, read_file};
-use crate::text_output::write_path;
+use rustfx::read::check_max_bytes;
+pub use rustfx::read::DEFAULT_MAX_BYTES;
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,8 +38,15 @@ pub struct Program {
     pub version: fn() -> String,
 }
 
-/// The options only one program takes.
+/// The options only one program takes, and what it needs of the rest.
 pub trait Options: Default {
+    /// Whether the program runs a model: `--model DIR`, required
+    /// (rustfx-predict, rustfx-sensor). Without one, `--model` is an unknown
+    /// option and [`Args::model`] is empty (rustfx-features).
+    const MODEL: bool = true;
+    /// Files run at once unless `--batch-size` says otherwise.
+    const BATCH_SIZE: usize = DEFAULT_BATCH_SIZE;
+
     /// Takes `flag` if it is one of this program's own (`Ok(true)`);
     /// `Ok(false)` if the program does not know it. `value` gives the flag's
     /// value (`--flag=VALUE` or the next argument); a flag without a value
@@ -52,12 +56,26 @@ pub trait Options: Default {
         flag: &str,
         value: &mut dyn FnMut() -> Result<OsString, String>,
     ) -> Result<bool, String>;
+
+    /// Takes `arg`, an argument that is not a flag and comes before the
+    /// first file, if it is one of the program's operands (`Ok(true)`:
+    /// rustfx-features' `EXTRACTOR` and `NAME=VALUE`); `Ok(false)` makes it
+    /// the first file, and every later argument that is not a flag a file.
+    fn operand(&mut self, _arg: &OsStr) -> Result<bool, String> {
+        Ok(false)
+    }
+
+    /// Whether the command needs files (not `rustfx-features --list`).
+    fn needs_files(&self) -> bool {
+        true
+    }
 }
 
 /// The parsed command line.
 #[derive(Debug)]
 pub struct Args<O> {
-    /// `--model DIR`, required.
+    /// `--model DIR`, required if the program runs a model
+    /// ([`Options::MODEL`]); else empty.
     pub model: PathBuf,
     /// `--max-bytes N`: read at most this much of each file.
     pub max_bytes: u64,
@@ -104,12 +122,15 @@ pub fn parse_args<O: Options>(
     mut args: impl Iterator<Item = OsString>,
 ) -> Result<Option<Args<O>>, String> {
     let (mut model, mut options) = (None, O::default());
-    let (mut max_bytes, mut batch_size) = (DEFAULT_MAX_BYTES, DEFAULT_BATCH_SIZE);
+    let (mut max_bytes, mut batch_size) = (DEFAULT_MAX_BYTES, O::BATCH_SIZE);
     let (mut files, mut only_files) = (Vec::new(), false);
     while let Some(arg) = args.next() {
         let text = arg.to_string_lossy().into_owned();
         if only_files || !(text.starts_with("--") || text == "-h") {
-            files.push(arg);
+            // Operands until the first file, then files.
+            if !files.is_empty() || !options.operand(&arg)? {
+                files.push(arg);
+            }
             continue;
         }
         // Everything after `--` is a file, even if it starts with `--`.
@@ -142,7 +163,7 @@ pub fn parse_args<O: Options>(
                 println!("{}", (program.version)());
                 return Ok(None);
             }
-            "--model" => model = Some(PathBuf::from(value()?)),
+            "--model" if O::MODEL => model = Some(PathBuf::from(value()?)),
             "--max-bytes" => {
                 let n = number(&value()?, "--max-bytes")?;
                 max_bytes = check_max_bytes(n).map_err(|e| format!("--max-bytes: {e}"))?;
@@ -163,8 +184,12 @@ pub fn parse_args<O: Options>(
             }
         }
     }
-    let model = model.ok_or("--model DIR is required")?;
-    if files.is_empty() {
+    let model = match model {
+        Some(model) => model,
+        None if O::MODEL => return Err("--model DIR is required".to_string()),
+        None => PathBuf::new(),
+    };
+    if files.is_empty() && options.needs_files() {
         return Err("no files given".to_string());
     }
     Ok(Some(Args {
@@ -176,70 +201,11 @@ pub fn parse_args<O: Options>(
     }))
 }
 
-fn number(value: &OsString, flag: &str) -> Result<i64, String> {
+/// The whole number `value` of `flag`, or a message that says what it got.
+pub fn number(value: &OsStr, flag: &str) -> Result<i64, String> {
     let text = value.to_string_lossy();
     text.parse()
         .map_err(|_| format!("{flag} needs a whole number, got '{text}'"))
-}
-
-/// Reads the files a batch at a time and writes to `out`, per file that
-/// went through, its path and its row from `predict` (`\tKEY=values` per
-/// output), flushing after each batch. `predict` gets the contents of the
-/// batch's readable files and returns one row per file. A file that cannot
-/// be read, or a batch `predict` fails on, is reported on stderr by path.
-/// Returns how many files failed; `Err` only if `out` cannot be written.
-pub fn score_files<O>(
-    program: &Program,
-    args: &Args<O>,
-    out: &mut impl Write,
-    mut predict: impl FnMut(&[Vec<u8>]) -> Result<Vec<String>, String>,
-) -> Result<usize, String> {
-    let name = program.name;
-    let mut failed = 0;
-    for batch in args.files.chunks(args.batch_size) {
-        let (mut paths, mut contents) = (Vec::new(), Vec::new());
-        for file in batch {
-            match read_file(file.as_bytes(), args.max_bytes) {
-                Ok(bytes) => {
-                    paths.push(file);
-                    contents.push(bytes);
-                }
-                Err(e) => {
-                    // read_file's messages name the path.
-                    eprintln!("{name}: {e}");
-                    failed += 1;
-                }
-            }
-        }
-        if paths.is_empty() {
-            continue;
-        }
-        match predict(&contents) {
-            Ok(rows) => {
-                for (path, row) in paths.iter().zip(rows) {
-                    write_path(out, path.as_bytes())
-                        .and_then(|()| writeln!(out, "{row}"))
-                        .map_err(|e| format!("cannot write the output: {e}"))?;
-                }
-            }
-            Err(e) => {
-                let named: Vec<String> = paths
-                    .iter()
-                    .map(|p| format!("'{}'", p.to_string_lossy()))
-                    .collect();
-                eprintln!(
-                    "{name}: the model failed on a batch of {} files ({}): {e}",
-                    paths.len(),
-                    named.join(", ")
-                );
-                failed += paths.len();
-            }
-        }
-        // Each batch's lines as soon as they are known.
-        out.flush()
-            .map_err(|e| format!("cannot write the output: {e}"))?;
-    }
-    Ok(failed)
 }
 
 #[cfg(test)]
@@ -327,38 +293,66 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_files_and_failed_batches_are_counted_the_rest_printed() {
-        let dir = std::env::temp_dir().join(format!("rustfx-cli-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = |name: &str, contents: &[u8]| {
-            let path = dir.join(name);
-            std::fs::write(&path, contents).unwrap();
-            path.into_os_string()
-        };
-        let (a, b, c) = (file("a\tb", b"12345"), file("b", b"x"), file("c", b"fail"));
-        let missing = dir.join("missing").into_os_string();
-        let args = Args {
-            model: PathBuf::new(),
-            max_bytes: 3,
-            batch_size: 2,
-            files: vec![a.clone(), missing, b.clone(), c],
-            options: Own::default(),
-        };
-        let mut out = Vec::new();
-        let failed = score_files(&PROGRAM, &args, &mut out, |contents| {
-            if contents.iter().any(|c| c == b"fai") {
-                return Err("no".to_string());
+    fn file_names_keep_their_bytes() {
+        let bad = OsStr::from_bytes(b"bad\xffname").to_owned();
+        let model = OsStr::from_bytes(b"--model=m\xfe").to_owned();
+        let args = [model, bad.clone(), OsString::from("--quiet"), bad.clone()];
+        let args = parse_args::<Own>(&PROGRAM, args.into_iter())
+            .unwrap()
+            .unwrap();
+        assert_eq!(args.files, [bad.clone(), bad]);
+        assert_eq!(args.model.as_os_str().as_bytes(), b"m\xfe");
+        assert!(args.options.quiet);
+    }
+
+    /// A program without a model, with operands before its files (as
+    /// rustfx-features' `EXTRACTOR NAME=VALUE`) and a command that needs
+    /// no files.
+    #[derive(Debug, Default)]
+    struct Operands {
+        taken: Vec<OsString>,
+        list: bool,
+    }
+
+    impl Options for Operands {
+        const MODEL: bool = false;
+        const BATCH_SIZE: usize = 64;
+
+        fn flag(
+            &mut self,
+            flag: &str,
+            _value: &mut dyn FnMut() -> Result<OsString, String>,
+        ) -> Result<bool, String> {
+            self.list = flag == "--list";
+            Ok(self.list)
+        }
+
+        fn operand(&mut self, arg: &OsStr) -> Result<bool, String> {
+            let take = self.taken.is_empty() || arg.as_bytes().contains(&b'=');
+            if take {
+                self.taken.push(arg.to_owned());
             }
-            Ok(contents
-                .iter()
-                .map(|c| format!("\tn={}", c.len()))
-                .collect())
-        })
-        .unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        // The missing file, and c's batch (b, c) that failed.
-        assert_eq!(failed, 3);
-        let a_line = a.to_string_lossy().replace('\t', "\\t");
-        assert_eq!(String::from_utf8(out).unwrap(), format!("{a_line}\tn=3\n"));
+            Ok(take)
+        }
+
+        fn needs_files(&self) -> bool {
+            !self.list
+        }
+    }
+
+    #[test]
+    fn operands_come_before_the_files() {
+        let parse = |args: &[&str]| {
+            parse_args::<Operands>(&PROGRAM, args.iter().map(OsString::from)).map(Option::unwrap)
+        };
+        let args = parse(&["x", "k=v", "a", "--max-bytes", "9", "b=c"]).unwrap();
+        assert_eq!(args.options.taken, ["x", "k=v"]);
+        assert_eq!(args.files, ["a", "b=c"]);
+        assert_eq!((args.max_bytes, args.batch_size), (9, 64));
+        assert_eq!(args.model, PathBuf::new());
+        assert!(parse(&["--list"]).unwrap().files.is_empty());
+        assert_eq!(parse(&["x"]).unwrap_err(), "no files given");
+        let error = parse(&["--model", "m", "x", "a"]).unwrap_err();
+        assert_eq!(error, "unknown option --model");
     }
 }
