@@ -56,6 +56,7 @@ import os
 import statistics
 import time
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -112,10 +113,12 @@ def recommend(*, stall, median_wait, local, ceiling, per_worker=None, bytes_befo
             cut = "after_fx"
         else:
             cut = "before_fx"
-    if stall < stall_threshold or median_wait <= NOT_INPUT_BOUND_SECONDS:
-        reasons.append(f"the trainer waits {stall:.1%} of the time (threshold "
-                       f"{stall_threshold:.0%}), median next() {_us(median_wait)} (not input-bound "
-                       f"at <= 50 us)")
+    if stall < stall_threshold:
+        reasons.append(f"the trainer waits {stall:.1%} of the time, below {stall_threshold:.0%}")
+        return Recommendation("nothing", 0, None, reasons)
+    if median_wait <= NOT_INPUT_BOUND_SECONDS:
+        reasons.append(f"the median next() returns in {_us(median_wait)}: not input-bound "
+                       f"(<= 50 us, TF's guide), though waits add up to {stall:.1%}")
         return Recommendation("nothing", 0, None, reasons)
     reasons.append(f"the trainer waits {stall:.1%} of the time, median next() {_us(median_wait)}")
     workers = 0
@@ -125,8 +128,9 @@ def recommend(*, stall, median_wait, local, ceiling, per_worker=None, bytes_befo
         per_worker = per_worker or local
         workers = max(1, math.ceil((ceiling - local) / per_worker))
     if cut is not None and bytes_before_fx is not None:
+        shipped = "features" if cut == "after_fx" else "files"
         reasons.append(f"{bytes_before_fx:,.0f} bytes per element before FX, "
-                       f"{bytes_after_fx:,.0f} after: ship {'features' if cut == 'after_fx' else 'files'}")
+                       f"{bytes_after_fx:,.0f} after: ship {shipped}")
     total = elements * bytes_after_fx if elements and bytes_after_fx is not None else None
     fits = total is not None and cache_bytes is not None and total <= cache_bytes
     if deterministic and fits and epochs != 1:
@@ -465,7 +469,7 @@ def _graph_nbytes(element):
     return total, rows
 
 
-class StallCallback:
+class StallCallback(keras.callbacks.Callback):
     """The stall of Keras `fit`, as a Profile (`callback.profile()`).
 
     Keras 3 fetches each batch inside its compiled train function, so the
@@ -482,7 +486,7 @@ class StallCallback:
     all of it in a custom loop that calls the callbacks around next()).
 
         stall = rustfx.pipeline.StallCallback()
-        model.fit(stall.watch(ds), epochs=2, callbacks=[stall.keras()])
+        model.fit(stall.watch(ds), epochs=2, callbacks=[stall])
         print(stall.profile())
 
     The ceiling is estimated as 1 / mean step time (no second run), and the
@@ -491,6 +495,7 @@ class StallCallback:
 
     def __init__(self, *, warmup=2, epochs=None, cache_bytes=None,
                  stall_threshold=STALL_THRESHOLD):
+        super().__init__()
         self.warmup, self.epochs, self.cache_bytes = warmup, epochs, cache_bytes
         self.stall_threshold = stall_threshold
         self._stamps = collections.deque(maxlen=1024)
@@ -518,7 +523,6 @@ class StallCallback:
 
         return dataset.map(stamped)
 
-    # The hooks, named as Keras names them; keras() wraps them in a Callback.
     def on_train_batch_begin(self, batch, logs=None):
         self._begin = time.perf_counter()
 
@@ -544,24 +548,6 @@ class StallCallback:
     def on_epoch_begin(self, epoch, logs=None):
         self._end = None  # the time between epochs (validation, saving) is not input wait
 
-    def keras(self):
-        """This as a keras.callbacks.Callback for fit(callbacks=[...])."""
-        import keras
-
-        outer = self
-
-        class _Stall(keras.callbacks.Callback):
-            def on_train_batch_begin(self, batch, logs=None):
-                outer.on_train_batch_begin(batch, logs)
-
-            def on_train_batch_end(self, batch, logs=None):
-                outer.on_train_batch_end(batch, logs)
-
-            def on_epoch_begin(self, epoch, logs=None):
-                outer.on_epoch_begin(epoch, logs)
-
-        return _Stall()
-
     def profile(self):
         """The Profile of the steps seen so far (after `warmup`)."""
         samples = self._samples
@@ -584,7 +570,7 @@ WAIT_COLOUR, STEP_COLOUR, STALL_COLOUR = "#d62728", "#1f77b4", "#111111"
 
 
 def _svg_steps(p, width=960, height=300):
-    pad_l, pad_r, pad_t, pad_b = 60, 20, 20, 40
+    pad_l, pad_r, pad_t, pad_b = 60, 40, 20, 40
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
     samples = p.samples or [Sample(0, 0, 0)]
     longest = max(s.wait + s.step for s in samples) or 1e-9
@@ -615,10 +601,12 @@ def _svg_steps(p, width=960, height=300):
     parts.append(f'<text x="{pad_l - 6}" y="{pad_t + 10}" text-anchor="end" font-size="11">'
                  f'{_us(longest)}</text>')
     parts.append(f'<text x="{pad_l - 6}" y="{pad_t + h}" text-anchor="end" font-size="11">0</text>')
+    parts.append(f'<text x="{pad_l + w + 4}" y="{pad_t + 10}" font-size="11">100%</text>')
+    parts.append(f'<text x="{pad_l + w + 4}" y="{pad_t + h}" font-size="11">0%</text>')
     parts.append(f'<text x="{pad_l + w / 2}" y="{height - 10}" text-anchor="middle" '
                  f'font-size="12">step (left to right: {n} steps over '
-                 f'{p.wall_seconds:.2f} s); line: stall over the last {window} steps, 0-100%'
-                 f'</text>')
+                 f'{p.wall_seconds:.2f} s); black line: stall over the last {window} steps '
+                 f'(right axis)</text>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -198,7 +198,7 @@ def keras_fit(ds, seconds_per_step, steps):
     model.compile(optimizer="sgd", loss="mse", run_eagerly=seconds_per_step > 0)
     stall = pipeline.StallCallback(warmup=1)
     train = stall.watch(ds.map(lambda x: (x, tf.zeros([tf.shape(x)[0], 1]))))
-    model.fit(train, epochs=1, steps_per_epoch=steps, callbacks=[stall.keras()], verbose=0)
+    model.fit(train, epochs=1, steps_per_epoch=steps, callbacks=[stall], verbose=0)
     return stall.profile()
 
 
