@@ -429,8 +429,10 @@ def profile(dataset, step=0.0, steps=50, *, warmup=2, ceiling_steps=None, epochs
         raise TypeError(f"profile takes a tf.data.Dataset or a FilesPipeline, got {type(dataset)}")
     samples, rows, wall, first = _consume(ds, step_fn, steps, warmup)
     ceiling_steps = ceiling_steps or max(3, min(steps, 20))
+    # Two untimed steps: the second closes the cache's first epoch, which
+    # stops the pipeline behind take(1) (waiting for its work in flight).
     c_samples, c_rows, c_wall, _ = _consume(ds.take(1).cache().repeat(), step_fn,
-                                            ceiling_steps, 1)
+                                            ceiling_steps, 2)
     ceiling_batches = len(c_samples) / c_wall if c_wall > 0 else float("inf")
     ceiling_rows = c_rows / c_wall if c_wall > 0 else float("inf")
     bytes_after = _nbytes(first) / max(1, _rows(first))

@@ -42,9 +42,11 @@ def ngrams(contents):
                                 pad_value=-1)
 
 
-# (name, paths, fx, bytes per element after FX: width x dtype size)
-WORKLOADS = [("ember", PE, ember, 2568 * 4),
-             ("ngrams", TEXT, ngrams, MAX_TOKENS * 8)]
+# (name, paths, fx, bytes per element after FX: width x dtype size, batch
+# size: n-grams of small files are cheap, so their batches are larger for
+# next() to wait well above Python's own ~50 us per call)
+WORKLOADS = [("ember", PE, ember, 2568 * 4, 16),
+             ("ngrams", TEXT, ngrams, MAX_TOKENS * 8, 64)]
 IDS = [w[0] for w in WORKLOADS]
 
 
@@ -59,10 +61,10 @@ def slowed(fx, seconds):
     return run
 
 
-@pytest.mark.parametrize("name,paths,fx,width_bytes", WORKLOADS, ids=IDS)
-def test_a_step_of_zero_waits_nearly_all_the_time(name, paths, fx, width_bytes):
-    assert len(paths) >= 64, f"{name}: too few files"
-    pipe = pipeline.from_files(paths[:128], fx, batch_size=16)
+@pytest.mark.parametrize("name,paths,fx,width_bytes,batch", WORKLOADS, ids=IDS)
+def test_a_step_of_zero_waits_nearly_all_the_time(name, paths, fx, width_bytes, batch):
+    assert len(paths) >= 4 * batch, f"{name}: too few files"
+    pipe = pipeline.from_files(paths[:128], fx, batch_size=batch)
     prof = pipeline.profile(pipe, step=0, steps=6)
     assert prof.stall > 0.8, str(prof)
     assert prof.recommendation.action != "nothing", str(prof)
@@ -85,9 +87,9 @@ def test_a_step_of_zero_waits_nearly_all_the_time(name, paths, fx, width_bytes):
     assert alone / 10 < prof.elements_per_second < alone * 10, (alone, str(prof))
 
 
-@pytest.mark.parametrize("name,paths,fx,width_bytes", WORKLOADS, ids=IDS)
-def test_a_step_far_slower_than_the_input_never_waits(name, paths, fx, width_bytes):
-    pipe = pipeline.from_files(paths[:128], fx, batch_size=16)
+@pytest.mark.parametrize("name,paths,fx,width_bytes,batch", WORKLOADS, ids=IDS)
+def test_a_step_far_slower_than_the_input_never_waits(name, paths, fx, width_bytes, batch):
+    pipe = pipeline.from_files(paths[:128], fx, batch_size=batch)
     step = 0.2
     prof = pipeline.profile(pipe, step=step, steps=6, ceiling_steps=4)
     assert prof.stall < 0.05, str(prof)
@@ -101,13 +103,13 @@ def test_a_step_far_slower_than_the_input_never_waits(name, paths, fx, width_byt
     assert prof.ceiling_elements_per_second >= 0.9 * prof.elements_per_second
 
 
-@pytest.mark.parametrize("name,paths,fx,width_bytes", WORKLOADS, ids=IDS)
-def test_a_pipeline_of_known_cost_against_the_step(name, paths, fx, width_bytes):
+@pytest.mark.parametrize("name,paths,fx,width_bytes,batch", WORKLOADS, ids=IDS)
+def test_a_pipeline_of_known_cost_against_the_step(name, paths, fx, width_bytes, batch):
     """20 ms per batch added to FX, one batch at a time: a 0 s step waits
     for each, a 200 ms step for none."""
     cost = 0.02
-    pipe = pipeline.from_files(paths[:96], slowed(fx, cost), batch_size=16,
-                               num_parallel_calls=1, prefetch=1)
+    pipe = pipeline.from_files(paths[:160], slowed(fx, cost), batch_size=16,
+                               num_parallel_calls=1, prefetch=1)  # 10 batches: no restart
     fast = pipeline.profile(pipe, step=0, steps=5)
     assert fast.stall > 0.8 and fast.median_wait >= cost * 0.9, str(fast)
     assert fast.batches_per_second <= 1 / cost
@@ -119,13 +121,13 @@ def test_a_pipeline_of_known_cost_against_the_step(name, paths, fx, width_bytes)
     assert slow.stall < 0.05 and slow.recommendation.action == "nothing", str(slow)
 
 
-@pytest.mark.parametrize("name,paths,fx,width_bytes", WORKLOADS, ids=IDS)
-def test_bytes_per_element_before_and_after_fx(name, paths, fx, width_bytes):
-    pipe = pipeline.from_files(paths[:64], fx, batch_size=16)
+@pytest.mark.parametrize("name,paths,fx,width_bytes,batch", WORKLOADS, ids=IDS)
+def test_bytes_per_element_before_and_after_fx(name, paths, fx, width_bytes, batch):
+    pipe = pipeline.from_files(paths[:4 * batch], fx, batch_size=batch)
     prof = pipeline.profile(pipe, step=0, steps=2, warmup=1, ceiling_steps=3)
-    # The stages ran on the first (warmup + steps) batches' files: 48.
-    used = paths[:48]
-    assert prof.stages["read"].elements + 16 == len(used)  # the first batch is untimed
+    # The stages ran on the first (warmup + steps) batches' files.
+    used = paths[:3 * batch]
+    assert prof.stages["read"].elements + batch == len(used)  # the first batch is untimed
     mean_size = sum(os.path.getsize(p) for p in used) / len(used)
     assert prof.bytes_before_fx == pytest.approx(mean_size)
     assert prof.bytes_after_fx == width_bytes
@@ -198,7 +200,8 @@ def keras_fit(ds, seconds_per_step, steps):
     model.compile(optimizer="sgd", loss="mse", run_eagerly=seconds_per_step > 0)
     stall = pipeline.StallCallback(warmup=1)
     train = stall.watch(ds.map(lambda x: (x, tf.zeros([tf.shape(x)[0], 1]))))
-    model.fit(train, epochs=1, steps_per_epoch=steps, callbacks=[stall], verbose=0)
+    model.fit(train, epochs=1, steps_per_epoch=steps, callbacks=[stall], verbose=0,
+              shuffle=False)
     return stall.profile()
 
 
