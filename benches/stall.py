@@ -9,6 +9,9 @@ takes per batch, and each row gives the trainer's throughput (files/s)
 and stall (share of wall time blocked in next()) from
 rustfx.pipeline.profile, for:
 
+  pipeline   the local pipeline alone, no trainer (the profile's
+             "pipeline" stage, measured in the same row: the machine's
+             load moves it)
   local      the pipeline as written: from_tensor_slices(paths).batch(32)
              .map(fx(rustfx.files(p))).prefetch(AUTOTUNE)
   cache      tf.data's in-memory cache(), its second epoch (the first is
@@ -90,23 +93,27 @@ def sweep(name, paths, fx, steps):
     probe = pipeline.profile(pipe, step=0, steps=steps)
     per_batch = BATCH / probe.input_elements_per_second
     mean_size = probe.bytes_before_fx
-    print(f"\n### {name}: {len(paths)} files, {mean_size / 1e3:,.1f} kB mean, "
+    print(f"\n### {name} (load average {os.getloadavg()[0]:.1f}): {len(paths)} files, "
+          f"{mean_size / 1e3:,.1f} kB mean, "
           f"{probe.bytes_after_fx:,.0f} feature bytes per file; "
           f"local pipeline alone {probe.input_elements_per_second:,.0f} files/s "
           f"({per_batch * 1e3:.1f} ms per batch of {BATCH}); stages: "
           + ", ".join(f"{s.name} {s.elements_per_second:,.0f}/s" for s in probe.stages.values())
           + "\n")
-    print("| step (ms) | local files/s | local stall | cache ep. 2 files/s | cache stall "
-          "| ceiling files/s | profile says | full offload | FastFlow rule | best static split "
-          "| rustfx auto |")
-    print("|---:|---:|---:|---:|---:|---:|---|---|---|---|---|")
+    print("| step (ms) | pipeline alone files/s | local files/s | local stall "
+          "| cache ep. 2 files/s | cache stall | ceiling files/s | profile says | full offload "
+          "| FastFlow rule | best static split | rustfx auto |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|")
     for factor in SWEEP:
         step = factor * per_batch
         local = pipeline.profile(pipe, step=step, steps=steps)
         cache = cached_second_epoch(pipe, step, steps)
         rec = local.recommendation
         said = rec.action if rec.action != "offload" else f"offload {rec.workers} @ {rec.cut}"
-        print(f"| {step * 1e3:.1f} | {local.elements_per_second:,.0f} | {local.stall:.0%} "
+        if rec.action == "cache" and rec.workers:
+            said += f" (epoch 1: {rec.workers} workers)"
+        print(f"| {step * 1e3:.1f} | {local.input_elements_per_second:,.0f} "
+              f"| {local.elements_per_second:,.0f} | {local.stall:.0%} "
               f"| {cache.elements_per_second:,.0f} | {cache.stall:.0%} "
               f"| {local.ceiling_elements_per_second:,.0f} | {said} "
               f"| TODO | TODO | TODO | TODO |", flush=True)
@@ -121,7 +128,8 @@ def main():
     args = parser.parse_args()
     cpus = sorted(os.sched_getaffinity(0))
     print(f"rustfx.pipeline stall sweep, {datetime.date.today()}, TF {tf.__version__}, "
-          f"CPUs {cpus} of {os.cpu_count()}, batch {BATCH}, {args.steps} steps per profile")
+          f"CPUs {cpus} of {os.cpu_count()}, batch {BATCH}, {args.steps} steps per profile, "
+          f"load average {os.getloadavg()[0]:.1f}")
     sweep("EMBER2024 vectors of PE files", pe_files(args.pe_dir), ember, args.steps)
     sweep("hashed word 1-2-grams of text files", text_files(args.text_files), ngrams, args.steps)
 
