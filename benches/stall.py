@@ -111,7 +111,7 @@ def sweep(name, paths, fx, steps):
         rec = local.recommendation
         said = rec.action if rec.action != "offload" else f"offload {rec.workers} @ {rec.cut}"
         if rec.action == "cache" and rec.workers:
-            said += f" (epoch 1: {rec.workers} workers)"
+            said += f" (epoch 1: {rec.workers} worker{'s' * (rec.workers != 1)})"
         print(f"| {step * 1e3:.1f} | {local.input_elements_per_second:,.0f} "
               f"| {local.elements_per_second:,.0f} | {local.stall:.0%} "
               f"| {cache.elements_per_second:,.0f} | {cache.stall:.0%} "
