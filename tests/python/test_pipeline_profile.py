@@ -9,6 +9,7 @@ Timing on a shared, loaded 2-core machine: only orders and wide margins
 are asserted, never a throughput."""
 
 import glob
+import json
 import os
 import re
 import subprocess
@@ -146,6 +147,7 @@ def test_a_plain_dataset_is_profiled_without_stages():
     shuffled = pipeline.profile(ds.unbatch().shuffle(64).batch(16), step=0, steps=3,
                                 ceiling_steps=3)
     assert shuffled.deterministic is False
+    assert json.loads(json.dumps(prof.to_dict()))["elements"] == 64
     assert shuffled.recommendation.action == "offload", str(shuffled)
 
 
@@ -188,7 +190,7 @@ def test_the_recommendation_rule(figures, action, workers, cut):
     assert rec.reasons and all(re.search(r"\d", r) for r in rec.reasons[:1])
 
 
-def keras_fit(ds, seconds_per_step, steps):
+def keras_fit(ds, seconds_per_step, steps, watch=True):
     import keras
 
     class Sleep(keras.layers.Layer):
@@ -199,7 +201,8 @@ def keras_fit(ds, seconds_per_step, steps):
     model = keras.Sequential([keras.Input(shape=(2568,)), Sleep(), keras.layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse", run_eagerly=seconds_per_step > 0)
     stall = pipeline.StallCallback(warmup=1)
-    train = stall.watch(ds.map(lambda x: (x, tf.zeros([tf.shape(x)[0], 1]))))
+    train = ds.map(lambda x: (x, tf.zeros([tf.shape(x)[0], 1])))
+    train = stall.watch(train) if watch else train
     model.fit(train, epochs=1, steps_per_epoch=steps, callbacks=[stall], verbose=0,
               shuffle=False)
     return stall.profile()
@@ -214,6 +217,16 @@ def test_keras_fit_input_bound_stalls():
     assert prof.recommendation.action != "nothing"
     assert prof.bytes_after_fx == 2568 * 4 + 4  # the features and the label
     assert prof.ceiling_elements_per_second >= prof.elements_per_second
+
+
+def test_keras_fetches_inside_the_step_so_the_gap_alone_misses_the_wait():
+    """Keras 3 calls next() inside its train function: without watch(), the
+    time from one step's end to the next one's begin is not the wait."""
+    ds = pipeline.from_files(PE[:96], slowed(ember, 0.05), batch_size=16,
+                             num_parallel_calls=1, prefetch=1).dataset()
+    prof = keras_fit(ds, 0, 6, watch=False)
+    assert prof.stall < 0.2, str(prof)
+    assert all(s.step >= 0.04 for s in prof.samples)  # the wait, inside the step
 
 
 def test_keras_fit_compute_bound_does_not():
