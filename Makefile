@@ -9,7 +9,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 # (build.rs and crates/rustfx-predict/build.rs ask it for TF's headers).
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
-.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
+.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
 
@@ -167,6 +167,10 @@ matrix:
 # against int16 ragged rows padded to the batch's longest (docs/api.md).
 bench-malconv2: build
 	$(VPY) benches/malconv2_memory.py
+
+# A simulated trainer's stall, local and cached, on CPU 0 (docs/stalls.md).
+bench-stall: build
+	taskset -c 0 $(VPY) benches/stall.py
 
 # rustfx-sensor against rustfx-predict and Keras: footprint and speed (docs/sensor.md).
 bench-sensor: build predict sensor
