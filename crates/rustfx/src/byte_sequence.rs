@@ -520,30 +520,8 @@ pub fn sequence_extractor(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracles::byte_sequence::byte_sequence as oracle;
     use proptest::prelude::*;
-
-    /// The definition, as the most obvious loop.
-    fn oracle(data: &[u8], max_len: usize, shift: i32, pad: i32, sampling: Sampling) -> Vec<i32> {
-        let kept: Vec<u8> = if data.len() <= max_len {
-            data.to_vec()
-        } else {
-            match sampling {
-                Sampling::Head => data[..max_len].to_vec(),
-                Sampling::HeadTail => {
-                    let head = max_len.div_ceil(2);
-                    let tail = max_len / 2;
-                    let mut v = data[..head].to_vec();
-                    v.extend_from_slice(&data[data.len() - tail..]);
-                    v
-                }
-            }
-        };
-        let mut out: Vec<i32> = kept.iter().map(|&b| b as i32 + shift).collect();
-        while out.len() < max_len {
-            out.push(pad);
-        }
-        out
-    }
 
     fn check(data: &[u8], max_len: usize, shift: i32, pad: i32, sampling: Sampling) {
         let seq = ByteSequence::new(max_len, shift, pad, sampling).unwrap();

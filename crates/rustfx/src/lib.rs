@@ -26,6 +26,10 @@ pub mod extractor;
 pub mod hashing;
 pub mod names;
 pub mod ngrams;
+// Naive reference implementations for the unit tests and the fuzz targets
+// (feature `oracles`, see Cargo.toml); not an API.
+#[cfg(any(test, feature = "oracles"))]
+pub mod oracles;
 pub mod output;
 pub mod pe;
 pub mod printable_strings;

@@ -1,18 +1,21 @@
 //! Names of closed sets of values (tokenizers, hashes, norms, ...), each
 //! parsed in exactly one place.
 //!
-//! `named_values!` writes `from_name`, `name` and
-//! `NAMES` from one table, so the Rust API, `rustfx-features`, the bridge and
+//! `named_values!` writes `from_name`, `name`, `NAMES` and
+//! `VALUES` from one table, so the Rust API, `rustfx-features`, the bridge and
 //! the TensorFlow ops accept the same names with the same message. `name` is
 //! an exhaustive match: a variant added without a name does not compile.
 
-/// Implements `NAMES`, `from_name` and `name` for a fieldless enum from a
+/// Implements `NAMES`, `VALUES`, `from_name` and `name` for a fieldless enum from a
 /// `Variant => "name"` table. `$what` is the parameter's name in messages.
 macro_rules! named_values {
     ($ty:ident, $what:literal, { $($variant:ident => $name:literal),+ $(,)? }) => {
         impl $ty {
             /// Every accepted name, in declaration order.
             pub const NAMES: &'static [&'static str] = &[$($name),+];
+
+            /// Every value, in declaration order (the order of `NAMES`).
+            pub const VALUES: &'static [Self] = &[$($ty::$variant),+];
 
             /// Parses a name; the error says which names are allowed.
             pub fn from_name(name: &str) -> $crate::Result<Self> {
@@ -28,7 +31,7 @@ macro_rules! named_values {
             }
 
             /// The name [`from_name`](Self::from_name) parses to this value.
-            pub fn name(self) -> &'static str {
+            pub const fn name(self) -> &'static str {
                 match self {
                     $($ty::$variant => $name,)+
                 }
@@ -52,6 +55,8 @@ mod tests {
             for &name in <$ty>::NAMES {
                 assert_eq!(<$ty>::from_name(name).unwrap().name(), name);
             }
+            let names: Vec<&str> = <$ty>::VALUES.iter().map(|v| v.name()).collect();
+            assert_eq!(names, <$ty>::NAMES);
         )+};
     }
 

@@ -5,9 +5,10 @@
 //! - `ByteSequence::new` is `Err(InvalidArgument)` exactly when `max_len` is
 //!   outside `1..=MAX_SEQUENCE_LEN`, `shift > i32::MAX - 255`, or the pad
 //!   lies in `shift..=shift + 255`; never panics;
-//! - `write` into a slice of exactly `max_len` equals the obvious oracle
-//!   (head, or head `ceil(max_len/2)` + tail `floor(max_len/2)`, each byte
-//!   `+ shift`, then the pad), and every value is a shifted byte or the pad;
+//! - `write` into a slice of exactly `max_len` equals the unit tests' oracle,
+//!   `rustfx::oracles::byte_sequence` (head, or head `ceil(max_len/2)` +
+//!   tail `floor(max_len/2)`, each byte `+ shift`, then the pad), and every
+//!   value is a shifted byte or the pad;
 //! - `write` into a slice of any other length is `Err(InvalidArgument)` and
 //!   leaves the slice untouched;
 //! - `content_len` is `min(len, max_len)` and is exactly where the pad
@@ -26,6 +27,7 @@ use rustfx::byte_sequence::{
     ByteSequence, Sampling, EMBER_MALCONV_MAX_LEN, EMBER_MALCONV_PAD, MALCONV2_MAX_LEN,
     MAX_SEQUENCE_LEN,
 };
+use rustfx::oracles;
 use rustfx::ErrorKind;
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
@@ -77,26 +79,6 @@ struct Input {
 }
 
 const MATERIALISE_LIMIT: usize = 1 << 16;
-
-fn oracle(data: &[u8], max_len: usize, shift: i32, pad: i32, sampling: Sampling) -> Vec<i32> {
-    let kept: Vec<u8> = if data.len() <= max_len {
-        data.to_vec()
-    } else {
-        match sampling {
-            Sampling::Head => data[..max_len].to_vec(),
-            Sampling::HeadTail => {
-                let head = max_len.div_ceil(2);
-                let tail = max_len / 2;
-                let mut v = data[..head].to_vec();
-                v.extend_from_slice(&data[data.len() - tail..]);
-                v
-            }
-        }
-    };
-    let mut out: Vec<i32> = kept.iter().map(|&b| i32::from(b) + shift).collect();
-    out.resize(max_len, pad);
-    out
-}
 
 fuzz_target!(|input: Input| {
     let data = &input.data[..];
@@ -164,7 +146,10 @@ fuzz_target!(|input: Input| {
     if max_len <= MATERIALISE_LIMIT {
         let mut out = vec![0x1234_5678; max_len];
         seq.write(data, &mut out).unwrap();
-        assert_eq!(out, oracle(data, max_len, shift, pad, sampling));
+        assert_eq!(
+            out,
+            oracles::byte_sequence::byte_sequence(data, max_len, shift, pad, sampling)
+        );
         let content = seq.content_len(data.len());
         assert!(out[..content]
             .iter()

@@ -5,8 +5,9 @@
 //! - `PrintableStrings::new` is `Err(InvalidArgument)` exactly when
 //!   `min_len` is outside `1..=MAX_MIN_LEN`, the encodings are empty or
 //!   repeat one, or a bound is `Some(0)`; never panics;
-//! - `append_strings` (onto buffers that already hold a string) equals a
-//!   transliteration of binutils' `print_strings` loop (`get_char` of 1 or
+//! - `append_strings` (onto buffers that already hold a string) equals
+//!   `rustfx::oracles::printable_strings`, the unit tests' transliteration
+//!   of binutils' `print_strings` loop (`get_char` of 1 or
 //!   2 bytes, every non-graphic character "ungot" to its second byte) run
 //!   per encoding, concatenated in the given order, cut at `max_strings`
 //!   and truncated at `max_bytes`;
@@ -16,6 +17,7 @@
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
+use rustfx::oracles;
 use rustfx::printable_strings::{PrintableStrings, StringEncoding, MAX_MIN_LEN};
 use rustfx::ErrorKind;
 
@@ -52,40 +54,6 @@ fn bound(b: Bound) -> Option<usize> {
         Bound::Zero => Some(0),
         Bound::Small(x) => Some(usize::from(x)),
         Bound::Any(x) => Some(x as usize),
-    }
-}
-
-/// binutils' print_strings: `width`-byte characters, tryline of `min_len`,
-/// then to the next non-graphic character, which is ungot to its 2nd byte.
-fn gnu_oracle(doc: &[u8], min_len: usize, width: usize) -> Vec<Vec<u8>> {
-    let graphic = |c: u32| c == 0x09 || (0x20..=0x7e).contains(&c);
-    let get_char = |address: &mut usize| -> Option<u32> {
-        let c = doc.get(*address..*address + width)?;
-        *address += width;
-        Some(c.iter().rev().fold(0, |r, &b| r << 8 | u32::from(b)))
-    };
-    let mut out = Vec::new();
-    let mut address = 0;
-    'tryline: loop {
-        let mut buf = Vec::new();
-        while buf.len() < min_len {
-            let Some(c) = get_char(&mut address) else {
-                return out;
-            };
-            if !graphic(c) {
-                address -= width - 1;
-                continue 'tryline;
-            }
-            buf.push(c as u8);
-        }
-        while let Some(c) = get_char(&mut address) {
-            if !graphic(c) {
-                address -= width - 1;
-                break;
-            }
-            buf.push(c as u8);
-        }
-        out.push(buf);
     }
 }
 
@@ -137,20 +105,12 @@ fuzz_target!(|input: Input| {
         }
     };
 
-    let mut expected = Vec::new();
-    let mut bytes_left = max_bytes.unwrap_or(usize::MAX);
-    let all = encodings.iter().flat_map(|&e| {
-        let width = if e == StringEncoding::Utf16le { 2 } else { 1 };
-        gnu_oracle(data, min_len, width)
-    });
-    for mut string in all.take(max_strings.unwrap_or(usize::MAX)) {
-        string.truncate(bytes_left);
-        bytes_left -= string.len();
-        expected.push(string);
-        if bytes_left == 0 {
-            break;
-        }
-    }
+    // The oracle reads the parameters back from `s`: they must be the ones given.
+    assert_eq!(
+        (s.min_len(), s.encodings(), s.max_strings(), s.max_bytes()),
+        (min_len, &encodings[..], max_strings, max_bytes)
+    );
+    let expected = oracles::printable_strings::printable_strings(data, &s);
 
     let (mut bytes, mut ends) = (b"before".to_vec(), vec![6u64]);
     s.append_strings(data, &mut bytes, &mut ends);

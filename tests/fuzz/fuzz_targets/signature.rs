@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../../src/tf_c_api/signature.rs"]
+#[path = "../../../crates/rustfx-predict/src/tf_c_api/signature.rs"]
 #[allow(dead_code)]
 mod signature;
 

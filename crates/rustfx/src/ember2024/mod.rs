@@ -26,11 +26,11 @@
 //! run-to-run warning normalization) is measured in README, "EMBER2024".
 //!
 //! ```
-//! use rustfx::ember2024::{EmberFeatures, EmberGroup, EMBER_FEATURES_DIM};
+//! use rustfx::ember2024::{EmberFeatures, EmberGroup, PeGroup, EMBER_FEATURES_DIM};
 //! use rustfx::extractor::RowExtractor;
 //! let all = EmberFeatures::new(3, &[]).unwrap();
 //! assert_eq!(all.width(), EMBER_FEATURES_DIM);
-//! let header = EmberFeatures::new(3, &[EmberGroup::Header]).unwrap();
+//! let header = EmberFeatures::new(3, &[EmberGroup::Pe(PeGroup::Header)]).unwrap();
 //! assert_eq!(header.row(b"not a PE"), vec![0.0; 74]);
 //! assert!(EmberFeatures::new(2, &[]).is_err());
 //! ```
@@ -58,14 +58,28 @@ pub const EMBER_FEATURES_DIM: usize = 2568;
 /// The only feature version rustfx computes.
 pub const FEATURE_VERSION: i64 = 3;
 
-/// One of thrember's twelve groups.
+/// One of thrember's twelve groups: four read the bytes, the eight
+/// [`PeGroup`]s read pefile's parse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EmberGroup {
+    /// `general`: size, entropy, `is_pe` and the first four bytes.
+    General,
+    /// `histogram`: the byte histogram.
+    Histogram,
+    /// `byteentropy`: the byte-entropy grid.
+    ByteEntropy,
+    /// `strings`: EMBER2024's string statistics and patterns.
+    Strings,
+    /// A group of the PE parse (zeros when pefile rejects the file).
+    Pe(PeGroup),
+}
+
+/// The groups thrember reads from pefile's parse, in thrember's order.
+/// Every list of PE groups (the row's order, the names, the widths,
+/// extraction and explanation) comes from this enum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
-pub enum EmberGroup {
-    General,
-    Histogram,
-    ByteEntropy,
-    Strings,
+pub enum PeGroup {
     Header,
     Section,
     Imports,
@@ -76,11 +90,7 @@ pub enum EmberGroup {
     PefileWarnings,
 }
 
-crate::names::named_values!(EmberGroup, "group", {
-    General => "general",
-    Histogram => "histogram",
-    ByteEntropy => "byteentropy",
-    Strings => "strings",
+crate::names::named_values!(PeGroup, "PE group", {
     Header => "header",
     Section => "section",
     Imports => "imports",
@@ -91,22 +101,75 @@ crate::names::named_values!(EmberGroup, "group", {
     PefileWarnings => "pefilewarnings",
 });
 
+impl From<PeGroup> for EmberGroup {
+    fn from(group: PeGroup) -> Self {
+        EmberGroup::Pe(group)
+    }
+}
+
+/// The groups before the PE groups in a row, in thrember's order.
+const BYTE_GROUPS: [EmberGroup; 4] = [
+    EmberGroup::General,
+    EmberGroup::Histogram,
+    EmberGroup::ByteEntropy,
+    EmberGroup::Strings,
+];
+
+/// How many groups there are.
+const GROUP_COUNT: usize = BYTE_GROUPS.len() + PeGroup::VALUES.len();
+
 impl EmberGroup {
-    /// Every group, in thrember's order.
-    pub const ALL: [EmberGroup; 12] = [
-        EmberGroup::General,
-        EmberGroup::Histogram,
-        EmberGroup::ByteEntropy,
-        EmberGroup::Strings,
-        EmberGroup::Header,
-        EmberGroup::Section,
-        EmberGroup::Imports,
-        EmberGroup::Exports,
-        EmberGroup::DataDirectories,
-        EmberGroup::RichHeader,
-        EmberGroup::Authenticode,
-        EmberGroup::PefileWarnings,
-    ];
+    /// Every group, in thrember's order: the byte groups, then
+    /// [`PeGroup::VALUES`].
+    pub const ALL: [EmberGroup; GROUP_COUNT] = {
+        let mut all = [EmberGroup::General; GROUP_COUNT];
+        let mut k = 0;
+        while k < GROUP_COUNT {
+            all[k] = if k < BYTE_GROUPS.len() {
+                BYTE_GROUPS[k]
+            } else {
+                EmberGroup::Pe(PeGroup::VALUES[k - BYTE_GROUPS.len()])
+            };
+            k += 1;
+        }
+        all
+    };
+
+    /// Every group's name, in the order of [`EmberGroup::ALL`].
+    pub const NAMES: &'static [&'static str] = &{
+        let mut names = [""; GROUP_COUNT];
+        let mut k = 0;
+        while k < GROUP_COUNT {
+            names[k] = EmberGroup::ALL[k].name();
+            k += 1;
+        }
+        names
+    };
+
+    /// The name [`from_name`](Self::from_name) parses to this group
+    /// (thrember's).
+    pub const fn name(self) -> &'static str {
+        match self {
+            EmberGroup::General => "general",
+            EmberGroup::Histogram => "histogram",
+            EmberGroup::ByteEntropy => "byteentropy",
+            EmberGroup::Strings => "strings",
+            EmberGroup::Pe(group) => group.name(),
+        }
+    }
+
+    /// Parses a group's name; the error says which names are allowed.
+    pub fn from_name(name: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|group| group.name() == name)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "group must be one of {}, got '{name}'",
+                    Self::NAMES.join(", ")
+                ))
+            })
+    }
 
     /// Values in this group.
     pub fn width(self) -> usize {
@@ -114,18 +177,11 @@ impl EmberGroup {
             EmberGroup::General => 7,
             EmberGroup::Histogram | EmberGroup::ByteEntropy => 256,
             EmberGroup::Strings => 177,
-            EmberGroup::Header => 74,
-            EmberGroup::Section => 224,
-            EmberGroup::Imports => 1282,
-            EmberGroup::Exports => 129,
-            EmberGroup::DataDirectories => 34,
-            EmberGroup::RichHeader => 33,
-            EmberGroup::Authenticode => 8,
-            EmberGroup::PefileWarnings => 88,
+            EmberGroup::Pe(group) => group.width(),
         }
     }
 
-    /// Whether the group needs the PE parse.
+    /// Whether the group needs the PE parse (`general` too: `is_pe`).
     fn needs_pe(self) -> bool {
         !matches!(
             self,
@@ -154,24 +210,52 @@ impl EmberGroup {
                         .map(|(name, _, _)| format!("pattern_{name}")),
                 )
                 .collect(),
-            EmberGroup::Header => pe_groups::header_names(),
-            EmberGroup::Section => pe_groups::section_names(),
-            EmberGroup::Imports => ["num_imports", "num_libraries"]
+            EmberGroup::Pe(group) => group.value_names(),
+        };
+        debug_assert_eq!(names.len(), self.width());
+        names
+            .into_iter()
+            .map(|n| format!("{}_{n}", self.name()))
+            .collect()
+    }
+}
+
+impl PeGroup {
+    /// Values in this group.
+    pub fn width(self) -> usize {
+        match self {
+            PeGroup::Header => 74,
+            PeGroup::Section => 224,
+            PeGroup::Imports => 1282,
+            PeGroup::Exports => 129,
+            PeGroup::DataDirectories => 34,
+            PeGroup::RichHeader => 33,
+            PeGroup::Authenticode => 8,
+            PeGroup::PefileWarnings => 88,
+        }
+    }
+
+    /// The names of this group's values, without the group's prefix.
+    fn value_names(self) -> Vec<String> {
+        match self {
+            PeGroup::Header => pe_groups::header_names(),
+            PeGroup::Section => pe_groups::section_names(),
+            PeGroup::Imports => ["num_imports", "num_libraries"]
                 .iter()
                 .map(|s| s.to_string())
                 .chain((0..256).map(|k| format!("libraries_hashed_{k}")))
                 .chain((0..1024).map(|k| format!("imports_hashed_{k}")))
                 .collect(),
-            EmberGroup::Exports => ["hashed_width".to_string()]
+            PeGroup::Exports => ["hashed_width".to_string()]
                 .into_iter()
                 .chain((0..128).map(|k| format!("exports_hashed_{k}")))
                 .collect(),
-            EmberGroup::DataDirectories => pe_groups::data_directory_names(),
-            EmberGroup::RichHeader => ["num_pairs".to_string()]
+            PeGroup::DataDirectories => pe_groups::data_directory_names(),
+            PeGroup::RichHeader => ["num_pairs".to_string()]
                 .into_iter()
                 .chain((0..32).map(|k| format!("pairs_hashed_{k}")))
                 .collect(),
-            EmberGroup::Authenticode => [
+            PeGroup::Authenticode => [
                 "num_certs",
                 "self_signed",
                 "empty_program_name",
@@ -184,17 +268,12 @@ impl EmberGroup {
             .iter()
             .map(|s| s.to_string())
             .collect(),
-            EmberGroup::PefileWarnings => PEFILE_WARNINGS
+            PeGroup::PefileWarnings => PEFILE_WARNINGS
                 .iter()
                 .map(|w| w.to_string())
                 .chain(["count".to_string()])
                 .collect(),
-        };
-        debug_assert_eq!(names.len(), self.width());
-        names
-            .into_iter()
-            .map(|n| format!("{}_{n}", self.name()))
-            .collect()
+        }
     }
 }
 
@@ -314,14 +393,7 @@ impl RowExtractor for EmberFeatures {
                     normalise_like_numpy_f32(&self.byte_entropy.counts(doc), slot)
                 }
                 EmberGroup::Strings => self.strings.write_row(doc, slot)?,
-                EmberGroup::Header
-                | EmberGroup::Section
-                | EmberGroup::Imports
-                | EmberGroup::Exports
-                | EmberGroup::DataDirectories
-                | EmberGroup::RichHeader
-                | EmberGroup::Authenticode
-                | EmberGroup::PefileWarnings => {
+                EmberGroup::Pe(group) => {
                     if let Some(pe) = &pe {
                         write_pe_group(pe, group, slot);
                     }
@@ -332,23 +404,19 @@ impl RowExtractor for EmberFeatures {
     }
 }
 
-/// One PE group's values (the other groups have nothing to write here).
-fn write_pe_group(pe: &Pe, group: EmberGroup, out: &mut [f32]) {
+/// One PE group's values.
+fn write_pe_group(pe: &Pe, group: PeGroup, out: &mut [f32]) {
     match group {
-        EmberGroup::Header => pe_groups::write_header(pe, out),
-        EmberGroup::Section => pe_groups::write_section(pe, out),
-        EmberGroup::Imports => pe_groups::write_imports(pe, out),
-        EmberGroup::Exports => pe_groups::write_exports(pe, out),
-        EmberGroup::DataDirectories => pe_groups::write_data_directories(pe, out),
-        EmberGroup::RichHeader => pe_groups::write_rich_header(pe, out),
-        EmberGroup::Authenticode => {
+        PeGroup::Header => pe_groups::write_header(pe, out),
+        PeGroup::Section => pe_groups::write_section(pe, out),
+        PeGroup::Imports => pe_groups::write_imports(pe, out),
+        PeGroup::Exports => pe_groups::write_exports(pe, out),
+        PeGroup::DataDirectories => pe_groups::write_data_directories(pe, out),
+        PeGroup::RichHeader => pe_groups::write_rich_header(pe, out),
+        PeGroup::Authenticode => {
             authenticode::authenticode(pe.data(), pe.file_header.time_date_stamp).write(out)
         }
-        EmberGroup::PefileWarnings => pe_groups::write_pefile_warnings(pe, out),
-        EmberGroup::General
-        | EmberGroup::Histogram
-        | EmberGroup::ByteEntropy
-        | EmberGroup::Strings => {}
+        PeGroup::PefileWarnings => pe_groups::write_pefile_warnings(pe, out),
     }
 }
 

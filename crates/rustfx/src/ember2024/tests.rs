@@ -128,8 +128,15 @@ fn one_group_alone_equals_its_slice_of_the_whole_row() {
     }
     assert_eq!(offset, EMBER_FEATURES_DIM);
     // Groups come out in the order asked for.
-    let pair = EmberFeatures::new(3, &[EmberGroup::Exports, EmberGroup::Header]).unwrap();
-    let exports = EmberFeatures::new(3, &[EmberGroup::Exports])
+    let pair = EmberFeatures::new(
+        3,
+        &[
+            EmberGroup::Pe(PeGroup::Exports),
+            EmberGroup::Pe(PeGroup::Header),
+        ],
+    )
+    .unwrap();
+    let exports = EmberFeatures::new(3, &[EmberGroup::Pe(PeGroup::Exports)])
         .unwrap()
         .row(&data);
     assert_eq!(pair.row(&data)[..129], exports[..]);
@@ -149,12 +156,51 @@ fn names_match_widths_and_are_unique() {
 }
 
 #[test]
+fn groups_come_in_thrembers_order_and_round_trip_their_names() {
+    assert_eq!(
+        EmberGroup::NAMES,
+        [
+            "general",
+            "histogram",
+            "byteentropy",
+            "strings",
+            "header",
+            "section",
+            "imports",
+            "exports",
+            "datadirectories",
+            "richheader",
+            "authenticode",
+            "pefilewarnings",
+        ]
+    );
+    for (group, &name) in EmberGroup::ALL.into_iter().zip(EmberGroup::NAMES) {
+        assert_eq!(group.name(), name);
+        assert_eq!(EmberGroup::from_name(name).unwrap(), group);
+    }
+    for &group in PeGroup::VALUES {
+        assert_eq!(EmberGroup::from_name(group.name()).unwrap(), group.into());
+        assert!(EmberGroup::from(group).needs_pe());
+    }
+    let total: usize = EmberGroup::ALL.iter().map(|g| g.width()).sum();
+    assert_eq!(total, EMBER_FEATURES_DIM);
+    let e = EmberGroup::from_name("nope").unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+    assert!(e
+        .message()
+        .starts_with("group must be one of general, histogram,"));
+}
+
+#[test]
 fn bad_parameters_say_what_is_allowed() {
     let message = |r: Result<EmberFeatures>| r.unwrap_err().to_string();
     assert!(message(EmberFeatures::new(2, &[])).contains("feature_version must be 3"));
     assert!(message(EmberFeatures::new(
         3,
-        &[EmberGroup::Header, EmberGroup::Header]
+        &[
+            EmberGroup::Pe(PeGroup::Header),
+            EmberGroup::Pe(PeGroup::Header)
+        ]
     ))
     .contains("distinct"));
     let unknown = parse_groups("header,nope").unwrap_err().to_string();
@@ -165,7 +211,10 @@ fn bad_parameters_say_what_is_allowed() {
     assert_eq!(parse_groups("").unwrap(), vec![]);
     assert_eq!(
         parse_groups("header, section").unwrap(),
-        vec![EmberGroup::Header, EmberGroup::Section]
+        vec![
+            EmberGroup::Pe(PeGroup::Header),
+            EmberGroup::Pe(PeGroup::Section)
+        ]
     );
 }
 

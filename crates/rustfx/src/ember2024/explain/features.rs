@@ -52,14 +52,7 @@ impl Explain for EmberFeatures {
                     explain_entropy_blocks(&self.byte_entropy, doc, base, &mut out)
                 }
                 EmberGroup::Strings => explain_strings(&self.strings, doc, base, &mut out)?,
-                EmberGroup::Header
-                | EmberGroup::Section
-                | EmberGroup::Imports
-                | EmberGroup::Exports
-                | EmberGroup::DataDirectories
-                | EmberGroup::RichHeader
-                | EmberGroup::Authenticode
-                | EmberGroup::PefileWarnings => {
+                EmberGroup::Pe(group) => {
                     explain_pe_group(group, pe.as_ref(), base, &mut out)?;
                     !out.is_full()
                 }
@@ -107,14 +100,7 @@ fn assemble(groups: &[EmberGroup], contributions: &[Contribution]) -> Result<Bat
                 normalise_like_numpy_f32(&counts_of(&sums), slot)
             }
             EmberGroup::Strings => assemble_strings(mine, base, slot)?,
-            EmberGroup::Header
-            | EmberGroup::Section
-            | EmberGroup::Imports
-            | EmberGroup::Exports
-            | EmberGroup::DataDirectories
-            | EmberGroup::RichHeader
-            | EmberGroup::Authenticode
-            | EmberGroup::PefileWarnings => assemble_pe_group(group, mine, base, slot)?,
+            EmberGroup::Pe(group) => assemble_pe_group(group, mine, base, slot)?,
         }
         base = end;
     }

@@ -24,7 +24,7 @@
 //! layout.
 
 use super::super::authenticode::{authenticode_by_record, Authenticode};
-use super::super::EmberGroup;
+use super::super::PeGroup;
 use super::warnings::warning_id;
 use super::{explain_headers, explain_tables, hashed_slot};
 use crate::explain::{sums_from, Contribution, Contributions};
@@ -36,12 +36,11 @@ use crate::{Error, ErrorKind, Result};
 /// `base`, the group's first index in the row. Stops quietly at the cap
 /// (`out.is_full()`).
 pub(crate) fn explain_pe_group(
-    group: EmberGroup,
+    group: PeGroup,
     pe: Option<&Pe>,
     base: u64,
     out: &mut Contributions,
 ) -> Result<()> {
-    check_pe_group(group)?;
     let Some(pe) = pe else {
         return Ok(());
     };
@@ -52,18 +51,14 @@ pub(crate) fn explain_pe_group(
     };
     // `None` is the cap reached: the explanation is truncated, not wrong.
     let _ = match group {
-        EmberGroup::Header => explain_headers::header(pe, &mut sink),
-        EmberGroup::Section => explain_tables::section(pe, &mut sink),
-        EmberGroup::Imports => explain_tables::imports(pe, &mut sink),
-        EmberGroup::Exports => explain_tables::exports(pe, &mut sink),
-        EmberGroup::DataDirectories => explain_headers::data_directories(pe, &mut sink),
-        EmberGroup::RichHeader => explain_headers::rich_header(pe, &mut sink),
-        EmberGroup::Authenticode => explain_authenticode(pe, &mut sink),
-        EmberGroup::PefileWarnings => explain_warnings(pe, &mut sink),
-        EmberGroup::General
-        | EmberGroup::Histogram
-        | EmberGroup::ByteEntropy
-        | EmberGroup::Strings => Some(()),
+        PeGroup::Header => explain_headers::header(pe, &mut sink),
+        PeGroup::Section => explain_tables::section(pe, &mut sink),
+        PeGroup::Imports => explain_tables::imports(pe, &mut sink),
+        PeGroup::Exports => explain_tables::exports(pe, &mut sink),
+        PeGroup::DataDirectories => explain_headers::data_directories(pe, &mut sink),
+        PeGroup::RichHeader => explain_headers::rich_header(pe, &mut sink),
+        PeGroup::Authenticode => explain_authenticode(pe, &mut sink),
+        PeGroup::PefileWarnings => explain_warnings(pe, &mut sink),
     };
     Ok(())
 }
@@ -73,12 +68,11 @@ pub(crate) fn explain_pe_group(
 /// arithmetic: every PE group sums in float64 in order and casts once (see
 /// the module's doc).
 pub(crate) fn assemble_pe_group(
-    group: EmberGroup,
+    group: PeGroup,
     contributions: &[Contribution],
     base: u64,
     out: &mut [f32],
 ) -> Result<()> {
-    check_pe_group(group)?;
     let width = group.width();
     if out.len() != width {
         return Err(internal(format!(
@@ -94,19 +88,6 @@ pub(crate) fn assemble_pe_group(
 
 fn internal(message: String) -> Error {
     Error::new(ErrorKind::Internal, format!("{message} (a bug in rustfx)"))
-}
-
-fn check_pe_group(group: EmberGroup) -> Result<()> {
-    match group {
-        EmberGroup::General
-        | EmberGroup::Histogram
-        | EmberGroup::ByteEntropy
-        | EmberGroup::Strings => Err(internal(format!(
-            "group {} is not a PE group",
-            group.name()
-        ))),
-        _ => Ok(()),
-    }
 }
 
 /// One group's contributions: local indices offset by `base`, spans cut to

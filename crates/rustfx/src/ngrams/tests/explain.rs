@@ -2,7 +2,7 @@
 //! and options, the explained n-grams' texts equal the naive definitions
 //! and every output reassembles from its contributions bit for bit.
 
-use super::oracle::{doc_strategy, options_strategy, ALL_TOKENIZERS};
+use super::oracle::{doc_strategy, options_strategy};
 use super::*;
 use crate::explain::{Contribution, ExplainOptions};
 use crate::extractor::Extractor;
@@ -239,7 +239,7 @@ proptest::proptest! {
 
     #[test]
     fn explanations_reassemble_every_output(
-        tokenizer in proptest::sample::select(ALL_TOKENIZERS.to_vec()),
+        tokenizer in proptest::sample::select(Tokenizer::VALUES.to_vec()),
         widths in proptest::collection::vec(1usize..6, 1..4),
         lowercase in proptest::prelude::any::<bool>(),
         (hash, options) in proptest::sample::select(vec![

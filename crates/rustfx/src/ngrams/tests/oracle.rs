@@ -103,16 +103,6 @@ fn check_against_naive_once(
     Ok(())
 }
 
-pub(super) const ALL_TOKENIZERS: [Tokenizer; 7] = [
-    Tokenizer::Whitespace,
-    Tokenizer::Word,
-    Tokenizer::Char,
-    Tokenizer::Byte,
-    Tokenizer::SklearnWord,
-    Tokenizer::SklearnChar,
-    Tokenizer::SklearnCharWb,
-];
-
 /// Documents made of pieces chosen to hit every path: each class of ASCII
 /// separator (tf's whitespace, Python's extra `\x1c`..`\x1f`), upper and
 /// lower case letters, digits and `_`, runs long enough to straddle 16- and
@@ -183,7 +173,7 @@ proptest::proptest! {
 
     #[test]
     fn every_output_equals_the_naive_definitions(
-        tokenizer in proptest::sample::select(ALL_TOKENIZERS.to_vec()),
+        tokenizer in proptest::sample::select(Tokenizer::VALUES.to_vec()),
         // Any order, duplicates allowed.
         widths in proptest::collection::vec(1usize..6, 1..4),
         lowercase in proptest::prelude::any::<bool>(),
@@ -234,7 +224,7 @@ proptest::proptest! {
     /// appended after ids already there.
     #[test]
     fn a_batch_of_documents_equals_a_call_per_document(
-        tokenizer in proptest::sample::select(ALL_TOKENIZERS.to_vec()),
+        tokenizer in proptest::sample::select(Tokenizer::VALUES.to_vec()),
         widths in proptest::collection::vec(1usize..6, 1..4),
         lowercase in proptest::prelude::any::<bool>(),
         hash in proptest::sample::select(vec![HashFamily::Fingerprint64, HashFamily::Murmur3]),
