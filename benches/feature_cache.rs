@@ -1,7 +1,7 @@
 //! What the feature cache's keys cost (docs/stalls.md, "The feature
 //! cache"): EMBER2024 vectors (`ember_features`) of the files under
 //! tests/golden/pe (or of the files in `$FEATURE_CACHE_FILES`, a
-//! directory), in batches of 32, files/s per epoch, best of 5:
+//! directory), in batches of 32, files/s per epoch, best of 15:
 //!
 //! - extract: read each file and extract (no cache);
 //! - cached, content key: `extract_files` on a warm cache (read, hash,
@@ -22,7 +22,7 @@ use std::time::Instant;
 
 const BATCH: usize = 32;
 const MAX_BYTES: u64 = 1 << 31;
-const REPEATS: usize = 5;
+const REPEATS: usize = 15;
 
 fn files() -> Vec<PathBuf> {
     let mut found = Vec::new();

@@ -100,7 +100,7 @@ def test_a_damaged_entry_is_recomputed_never_served(tmp_path):
     cache = FeatureCache(tmp_path)
     cache.extract(spec, [doc])
     with sqlite3.connect(tmp_path / "features.sqlite3") as db:
-        db.execute("UPDATE entries SET row_values = "
+        db.execute("UPDATE row_data SET row_values = "
                    "substr(row_values, 1, 99) || x'7f' || substr(row_values, 101)")
     assert cache.get(spec, doc) is None
     assert cache.stats()["corrupt"] == 1

@@ -3,12 +3,19 @@
 //!
 //! ```sql
 //! meta(name TEXT PRIMARY KEY, value INTEGER)    -- format, byte_order, clock, bytes
-//! entries(spec BLOB, doc BLOB,                   -- the key: two SHA-256 digests
-//!         layout TEXT, dtype TEXT, width INTEGER, row_values BLOB, aux BLOB,
-//!         checksum INTEGER, bytes INTEGER, last_used INTEGER,
-//!         PRIMARY KEY (spec, doc))
+//! entries(id INTEGER PRIMARY KEY,
+//!         spec BLOB, doc BLOB,                   -- the key: two SHA-256 digests
+//!         layout TEXT, dtype TEXT, width INTEGER,
+//!         checksum INTEGER, bytes INTEGER, last_used INTEGER, UNIQUE (spec, doc))
+//! row_data(id INTEGER PRIMARY KEY,               -- an entry's id
+//!          row_values BLOB, aux BLOB)
 //! ```
 //!
+//! - The row's bytes are in a table of their own, so that marking a hit
+//!   used rewrites a small record, not the row's kilobytes (SQLite
+//!   rewrites a whole record on UPDATE: with the bytes in `entries`, a
+//!   cached epoch wrote every row it read to the WAL again). A trigger
+//!   deletes an entry's bytes with it, whatever deletes it.
 //! - WAL mode (`journal_mode=WAL`, persistent in the file): readers never
 //!   wait for a writer, writers of every process take turns, waiting up to
 //!   [`BUSY_TIMEOUT`]. `synchronous=NORMAL`: a commit is atomic and
@@ -31,6 +38,9 @@ use std::time::Duration;
 /// How long a writer waits for another process's transaction.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The most memory SQLite's page cache takes per open cache, in KiB.
+const PAGE_CACHE_KIB: i64 = 64 << 10;
+
 /// The layout of the tables; a database of another is refused.
 const FORMAT: i64 = 1;
 /// Rows are stored in native byte order: a cache moved to a machine of the
@@ -40,19 +50,27 @@ const BYTE_ORDER: i64 = if cfg!(target_endian = "little") { 1 } else { 2 };
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS entries (
+    id INTEGER PRIMARY KEY,
     spec BLOB NOT NULL,
     doc BLOB NOT NULL,
     layout TEXT NOT NULL,
     dtype TEXT NOT NULL,
     width INTEGER NOT NULL,
-    row_values BLOB NOT NULL,
-    aux BLOB NOT NULL,
     checksum INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     last_used INTEGER NOT NULL,
-    PRIMARY KEY (spec, doc)
+    UNIQUE (spec, doc)
+);
+CREATE TABLE IF NOT EXISTS row_data (
+    id INTEGER PRIMARY KEY,
+    row_values BLOB NOT NULL,
+    aux BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_by_last_used ON entries (last_used);
+CREATE TRIGGER IF NOT EXISTS entries_delete_row_data AFTER DELETE ON entries
+BEGIN
+    DELETE FROM row_data WHERE id = old.id;
+END;
 INSERT OR IGNORE INTO meta VALUES ('clock', 0), ('bytes', 0);
 ";
 
@@ -87,6 +105,13 @@ impl Store {
             .conn
             .pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| store.error("cannot set synchronous", e))?;
+        // Pages kept in memory, up to PAGE_CACHE_KIB per handle (SQLite's
+        // default is 2 MiB, less than an epoch of EMBER2024 rows of a few
+        // hundred files, so every lookup went to the file again).
+        store
+            .conn
+            .pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
+            .map_err(|e| store.error("cannot set cache_size", e))?;
         store.create()?;
         Ok(store)
     }
@@ -179,8 +204,8 @@ impl Store {
                 .map_err(|e| sql_error(&self.path, "cannot begin a read", e))?;
             let mut select = tx
                 .prepare_cached(
-                    "SELECT layout, dtype, width, row_values, aux, checksum FROM entries \
-                     WHERE spec = ?1 AND doc = ?2",
+                    "SELECT layout, dtype, width, row_values, aux, checksum \
+                     FROM entries LEFT JOIN row_data USING (id) WHERE spec = ?1 AND doc = ?2",
                 )
                 .map_err(|e| sql_error(&self.path, "cannot read", e))?;
             for key in keys {
@@ -242,6 +267,7 @@ impl Store {
         if !hits.is_empty() || !bad.is_empty() {
             self.touch_and_drop(spec, &hits, &bad)?;
         }
+
         Ok(Found {
             rows,
             corrupt: bad.len() as u64,
@@ -310,9 +336,12 @@ impl Store {
                 .map_err(|err| e("cannot replace an entry", err))?;
             let mut insert = tx
                 .prepare_cached(
-                    "INSERT INTO entries (spec, doc, layout, dtype, width, row_values, aux, \
-                     checksum, bytes, last_used) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    "INSERT INTO entries (spec, doc, layout, dtype, width, checksum, bytes, \
+                     last_used) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
                 )
+                .map_err(|err| e("cannot store an entry", err))?;
+            let mut insert_data = tx
+                .prepare_cached("INSERT INTO row_data (id, row_values, aux) VALUES (?1, ?2, ?3)")
                 .map_err(|err| e("cannot store an entry", err))?;
             for (key, row) in rows {
                 let size = row.size();
@@ -327,19 +356,23 @@ impl Store {
                     added -= old;
                 }
                 clock += 1;
-                insert
-                    .execute(params![
-                        &spec[..],
-                        &key.0[..],
-                        row.layout.name(),
-                        row.dtype.name(),
-                        row.width,
-                        &row.values,
-                        &row.aux,
-                        row.checksum(spec, &key.0),
-                        size as i64,
-                        clock
-                    ])
+                let id: i64 = insert
+                    .query_row(
+                        params![
+                            &spec[..],
+                            &key.0[..],
+                            row.layout.name(),
+                            row.dtype.name(),
+                            row.width,
+                            row.checksum(spec, &key.0),
+                            size as i64,
+                            clock
+                        ],
+                        |r| r.get(0),
+                    )
+                    .map_err(|err| e("cannot store an entry", err))?;
+                insert_data
+                    .execute(params![id, &row.values, &row.aux])
                     .map_err(|err| e("cannot store an entry", err))?;
                 added += size as i64;
             }
@@ -393,12 +426,12 @@ fn add_bytes(tx: &Connection, delta: i64) -> rusqlite::Result<i64> {
 }
 
 /// Deletes the least recently used entries (smallest `last_used`, then
-/// `rowid`) until the total is at most `target`; how many.
+/// `id`) until the total is at most `target`; how many.
 fn evict(tx: &Connection, mut total: i64, target: i64) -> rusqlite::Result<u64> {
     let mut victims = Vec::new();
     {
         let mut oldest =
-            tx.prepare_cached("SELECT rowid, bytes FROM entries ORDER BY last_used, rowid")?;
+            tx.prepare_cached("SELECT id, bytes FROM entries ORDER BY last_used, id")?;
         let mut rows = oldest.query([])?;
         while total > target {
             let Some(row) = rows.next()? else { break };
@@ -406,7 +439,7 @@ fn evict(tx: &Connection, mut total: i64, target: i64) -> rusqlite::Result<u64> 
             total -= row.get::<_, i64>(1)?;
         }
     }
-    let mut delete = tx.prepare_cached("DELETE FROM entries WHERE rowid = ?1")?;
+    let mut delete = tx.prepare_cached("DELETE FROM entries WHERE id = ?1")?;
     for rowid in &victims {
         delete.execute([rowid])?;
     }

@@ -218,15 +218,16 @@ fn one_entry(name: &str) -> (PathBuf, FeatureSpec, DocKey, Vec<u8>) {
 #[test]
 fn a_damaged_entry_is_deleted_and_missed() {
     let edits = [
-        "UPDATE entries SET row_values = substr(row_values, 1, 40) || x'01' || substr(row_values, 42)",
+        "UPDATE row_data SET row_values = substr(row_values, 1, 40) || x'01' || substr(row_values, 42)",
         "UPDATE entries SET checksum = checksum + 1",
         "UPDATE entries SET width = 255",
         "UPDATE entries SET dtype = 'int32'",
         "UPDATE entries SET layout = 'nonsense'",
         "UPDATE entries SET doc = x'00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff'",
-        "UPDATE entries SET row_values = 'text, not a blob'",
+        "UPDATE row_data SET row_values = 'text, not a blob'",
+        "DELETE FROM row_data",
         "UPDATE entries SET checksum = 'text'",
-        "UPDATE entries SET aux = x'0100000000000000'",
+        "UPDATE row_data SET aux = x'0100000000000000'",
     ];
     for edit in edits {
         let (dir, spec, key, doc) = one_entry("damage");
