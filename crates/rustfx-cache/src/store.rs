@@ -388,6 +388,14 @@ impl Store {
         Ok(evicted)
     }
 
+    /// Whether an entry is stored under `spec` and `key` (its index only).
+    pub fn contains(&self, spec: &[u8; 32], key: &DocKey) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM entries WHERE spec = ?1 AND doc = ?2")
+            .and_then(|mut probe| probe.exists(params![&spec[..], &key.0[..]]))
+            .map_err(|e| self.error("cannot read", e))
+    }
+
     /// The entries' count and bytes.
     pub fn totals(&self) -> Result<(u64, u64)> {
         let e = |err| sql_error(&self.path, "cannot count the entries", err);

@@ -492,3 +492,27 @@ fn the_stat_key_trusts_the_metadata() {
     drop((cache, by_content));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A file whose entry is found damaged after the probe that let its
+/// contents go: read again, extracted, stored again.
+#[test]
+fn a_damaged_entry_of_a_file_is_read_again() {
+    let (dir, spec, key, doc) = one_entry("damaged-file");
+    let path = dir.join("doc.bin");
+    std::fs::write(&path, &doc).unwrap();
+    Connection::open(dir.join(DB_FILE))
+        .unwrap()
+        .execute_batch("UPDATE entries SET checksum = checksum + 1")
+        .unwrap();
+    let cache = FeatureCache::open(&dir, CacheOptions::default()).unwrap();
+    let p = path.as_os_str().as_bytes();
+    let got = cache.extract_files(&spec, &[p], 1 << 20).unwrap();
+    let fresh = spec.build().unwrap().extract_batch(&[&doc]).unwrap();
+    assert!(got.batch.same_bits(&fresh));
+    assert!(got.errors[0].is_none());
+    let stats = cache.stats().unwrap();
+    assert_eq!((stats.corrupt, stats.misses, stats.entries), (1, 1, 1));
+    assert!(cache.get(&spec, &key).unwrap().unwrap().same_bits(&fresh));
+    drop(cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
