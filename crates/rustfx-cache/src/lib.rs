@@ -412,10 +412,14 @@ impl FeatureCache {
     }
 
     /// `spec`'s rows of `docs`, as `spec.build()?.extract_batch(docs)` gives
-    /// them, bit for bit: each document looked up by its content, the
-    /// misses extracted in one batch and stored in one transaction.
+    /// them, bit for bit: each document hashed (on rayon's threads) and
+    /// looked up by its content, the misses extracted in one batch and
+    /// stored in one transaction.
     pub fn extract(&self, spec: &FeatureSpec, docs: &[&[u8]]) -> Result<Batch> {
-        let keys: Vec<Option<DocKey>> = docs.iter().map(|d| Some(DocKey::of_content(d))).collect();
+        let keys: Vec<Option<DocKey>> = docs
+            .par_iter()
+            .map(|d| Some(DocKey::of_content(d)))
+            .collect();
         let read = |i: usize| Read {
             contents: Cow::Borrowed(docs[i]),
             error: None,
