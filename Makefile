@@ -9,7 +9,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 # (build.rs and crates/rustfx-predict/build.rs ask it for TF's headers).
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
-.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
+.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-cache serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
 
@@ -171,6 +171,13 @@ bench-malconv2: build
 # A simulated trainer's stall, local and cached, on CPU 0 (docs/stalls.md).
 bench-stall: build
 	taskset -c 0 $(VPY) benches/stall.py
+
+# What the feature cache's keys cost: EMBER2024 vectors of tests/golden/pe
+# extracted, cached by content, cached by stat, and the floors (read and
+# hash; stat) (docs/stalls.md, "The feature cache"). FEATURE_CACHE_FILES=DIR
+# for other files.
+bench-cache:
+	cargo bench -p rustfx-cache --bench feature_cache
 
 # rustfx-sensor against rustfx-predict and Keras: footprint and speed (docs/sensor.md).
 bench-sensor: build predict sensor

@@ -13,6 +13,8 @@ TensorFlow, Keras or Ray, and needs only numpy:
 - explain(spec, contents): each document's contributions to the features,
   from the bytes that made them, as pandas DataFrames (rustfx_core.explain;
   needs pandas, imported on the first call);
+- FeatureCache(directory): features on disk keyed by each document's
+  content and the spec, shared by processes (rustfx_core.cache);
 - DEFAULT_MAX_BYTES: the default bound of every read, here and in rustfx.
 
 `rustfx_core.corpus` (which also needs pyarrow) is the worker side of
@@ -27,6 +29,7 @@ TensorFlow's InvalidArgumentError.
 """
 
 from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents
+from rustfx_core.cache import FeatureCache
 from rustfx_core.extraction import extract, read_files, sha256
 # The function shadows its module here, as rustfx.extract does.
 from rustfx_core.explain import explain
@@ -34,6 +37,6 @@ from rustfx_core.outputs import (DenseRows, Ragged, RaggedRows, Rows, RowsVisito
                                  SparseRows, StringRows)
 from rustfx_core.spec import FeatureSpec, registry
 
-__all__ = ["DEFAULT_MAX_BYTES", "Documents", "FeatureSpec", "registry", "extract",
+__all__ = ["DEFAULT_MAX_BYTES", "Documents", "FeatureCache", "FeatureSpec", "registry", "extract",
            "explain", "read_files", "sha256", "Rows", "DenseRows", "RaggedRows", "StringRows",
            "SparseRows", "RowsVisitor", "Ragged", "Sparse"]

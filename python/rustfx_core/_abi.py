@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 #: The C ABI layout this module speaks (crates/rustfx-capi, ABI_VERSION).
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 # rustfx_output_array's `which`: the values (of the output's dtype, bytes
 # for strings), the row splits (int64), the sparse values' column indices
@@ -77,6 +77,19 @@ def lib():
         ("rustfx_explanation_combine", c.c_bool,
          [c.c_void_p, out_bytes, c.POINTER(c.c_size_t)]),
         ("rustfx_explanation_free", None, [c.c_void_p]),
+        ("rustfx_cache_open", c.c_void_p,
+         [c.c_char_p, c.c_size_t, c.POINTER(c.c_uint64), c.c_char_p, c.c_size_t, out_bytes]),
+        ("rustfx_cache_free", None, [c.c_void_p]),
+        ("rustfx_cache_extract", c.c_void_p,
+         [c.c_void_p, c.c_char_p, c.c_size_t, c.c_void_p, out_bytes]),
+        ("rustfx_cache_extract_files", c.c_void_p,
+         [c.c_void_p, c.c_char_p, c.c_size_t, c.c_char_p, c.c_size_t, c.c_void_p, c.c_size_t,
+          c.c_int64, c.c_void_p, out_bytes]),
+        ("rustfx_cache_get", c.c_void_p,
+         [c.c_void_p, c.c_char_p, c.c_size_t, c.c_void_p, c.c_void_p, out_bytes]),
+        ("rustfx_cache_put", c.c_bool,
+         [c.c_void_p, c.c_char_p, c.c_size_t, c.c_void_p, out_bytes]),
+        ("rustfx_cache_stats", c.c_bool, [c.c_void_p, c.c_void_p, out_bytes]),
         ("rustfx_spec_query", c.c_bool,
          [c.c_char_p, c.c_size_t, c.c_char_p, c.c_size_t, out_bytes,
           c.POINTER(c.c_size_t), out_bytes]),

@@ -32,12 +32,15 @@ use rustfx::{Error, ErrorKind, Result};
 use std::ffi::{c_char, CString};
 use std::ptr;
 
+mod cache;
 mod explain;
+pub use cache::*;
 pub use explain::*;
 
 /// The layout of this ABI; `_core.py` refuses a library of another one.
-/// 3: explanations (`rustfx_explain` and its accessors).
-pub const ABI_VERSION: u32 = 3;
+/// 3: explanations (`rustfx_explain` and its accessors); 4: the feature
+/// cache (`rustfx_cache_*`).
+pub const ABI_VERSION: u32 = 4;
 
 /// [`ABI_VERSION`].
 #[no_mangle]

@@ -384,3 +384,117 @@ fn byte_offsets_caps_and_wrong_calls() {
     unsafe { rustfx_explanation_free(ptr::null_mut()) };
     unsafe { rustfx_extractor_free(histogram) };
 }
+
+/// The message an entry point wrote (freed).
+fn taken(message: *mut c_char) -> String {
+    assert!(!message.is_null());
+    // SAFETY: written by `report`, NUL-terminated.
+    let text = unsafe { std::ffi::CStr::from_ptr(message) }
+        .to_string_lossy()
+        .into_owned();
+    unsafe { rustfx_message_free(message) };
+    text
+}
+
+#[test]
+fn the_feature_cache_gives_what_extract_gives() {
+    let dir = std::env::temp_dir().join(format!("rustfx-capi-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.to_str().unwrap();
+    let mut message = ptr::null_mut();
+    // Bad options: null and the core's message, saying what is allowed.
+    let cache = unsafe {
+        rustfx_cache_open(
+            path.as_ptr(),
+            path.len(),
+            ptr::null(),
+            b"mtime".as_ptr(),
+            5,
+            &mut message,
+        )
+    };
+    assert!(cache.is_null());
+    assert!(taken(message).contains("content, stat"));
+    let zero = 0u64;
+    let cache = unsafe {
+        rustfx_cache_open(
+            path.as_ptr(),
+            path.len(),
+            &zero,
+            b"content".as_ptr(),
+            7,
+            &mut message,
+        )
+    };
+    assert!(cache.is_null());
+    assert!(taken(message).contains("max_bytes must be from"));
+    let cache = unsafe {
+        rustfx_cache_open(
+            path.as_ptr(),
+            path.len(),
+            ptr::null(),
+            b"content".as_ptr(),
+            7,
+            &mut message,
+        )
+    };
+    assert!(!cache.is_null());
+    let spec =
+        r#"{"extractor": "hashed_ngrams", "params": {"num_buckets": 64, "output": "sparse"}}"#;
+    let docs = rustfx_documents_new(3);
+    for (i, doc) in [&b"a b a"[..], b"", b"c d"].iter().enumerate() {
+        assert!(unsafe { rustfx_documents_set(docs, i, doc.as_ptr(), doc.len()) });
+    }
+    let e = extractor(spec);
+    let want = unsafe { rustfx_extract(e, docs, &mut message) };
+    for epoch in 0..2 {
+        let got =
+            unsafe { rustfx_cache_extract(cache, spec.as_ptr(), spec.len(), docs, &mut message) };
+        assert!(!got.is_null(), "epoch {epoch}");
+        for which in [ROW_SPLITS, INDICES] {
+            assert_eq!(array::<i64>(got, which), array::<i64>(want, which));
+        }
+        assert_eq!(array::<f32>(got, VALUES), array::<f32>(want, VALUES));
+        unsafe { rustfx_output_free(got) };
+    }
+    let mut found = [false; 3];
+    let got = unsafe {
+        rustfx_cache_get(
+            cache,
+            spec.as_ptr(),
+            spec.len(),
+            docs,
+            found.as_mut_ptr(),
+            &mut message,
+        )
+    };
+    assert_eq!(found, [true; 3]);
+    assert_eq!(
+        array::<i64>(got, ROW_SPLITS),
+        array::<i64>(want, ROW_SPLITS)
+    );
+    let mut stats = [0u64; CACHE_STATS];
+    assert!(unsafe { rustfx_cache_stats(cache, stats.as_mut_ptr(), &mut message) });
+    assert_eq!(stats[..2], [6, 3], "hits, misses");
+    assert_eq!(stats[4], 3, "entries");
+    // Null handles are refused, not followed.
+    let none = unsafe {
+        rustfx_cache_extract(
+            ptr::null_mut(),
+            spec.as_ptr(),
+            spec.len(),
+            docs,
+            &mut message,
+        )
+    };
+    assert!(none.is_null());
+    assert!(taken(message).contains("null feature cache"));
+    unsafe {
+        rustfx_output_free(got);
+        rustfx_output_free(want);
+        rustfx_extractor_free(e);
+        rustfx_documents_free(docs);
+        rustfx_cache_free(cache);
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -1,0 +1,307 @@
+//! The feature cache through the C ABI (`rustfx_cache::FeatureCache`),
+//! for `python/rustfx_core/cache.py`.
+//!
+//! [`rustfx_cache_open`] returns a handle freed with [`rustfx_cache_free`].
+//! Every call names its spec by its JSON text; the handle parses each spec
+//! once and keeps it, so a cached epoch builds no extractor. Rows come back
+//! as an [`Output`] (the one `rustfx_extract` returns, read with
+//! `rustfx_output_array`), so Python converts cached and extracted rows
+//! with the same code. Rows are only ever stored from the core's own
+//! extraction: there is no entry point that stores rows the caller made.
+
+use crate::{bytes, output_of, report, text, Documents, Output};
+use rustfx::error::catch_panic;
+use rustfx::read::check_max_bytes;
+use rustfx::spec::FeatureSpec;
+use rustfx::{Error, Result};
+use rustfx_cache::{CacheKey, CacheOptions, DocKey, FeatureCache};
+use std::collections::HashMap;
+use std::ffi::c_char;
+use std::ptr;
+
+/// A feature cache and the specs it was given, parsed.
+pub struct Cache {
+    cache: FeatureCache,
+    specs: HashMap<String, FeatureSpec>,
+}
+
+/// How many values [`rustfx_cache_stats`] writes: hits, misses, corrupt,
+/// evicted, entries, bytes.
+pub const CACHE_STATS: usize = 6;
+
+impl Cache {
+    /// The spec of `len` bytes of JSON at `data`, parsed once per handle.
+    unsafe fn spec(&mut self, data: *const u8, len: usize) -> Result<FeatureSpec> {
+        // SAFETY: the caller passes `len` readable bytes.
+        let text = unsafe { text(data, len, "a feature spec") }?;
+        if let Some(spec) = self.specs.get(text) {
+            return Ok(spec.clone());
+        }
+        let spec = FeatureSpec::from_json(text)?;
+        self.specs.insert(text.to_string(), spec.clone());
+        Ok(spec)
+    }
+}
+
+/// `cache` as a mutable reference.
+unsafe fn cache<'a>(cache: *mut Cache) -> Result<&'a mut Cache> {
+    // SAFETY: a non-null `cache` came from `rustfx_cache_open` and the
+    // caller does not use it from two threads at once.
+    unsafe { cache.as_mut() }.ok_or_else(|| Error::invalid_argument("null feature cache"))
+}
+
+/// `documents` as a reference.
+unsafe fn documents<'a>(documents: *const Documents) -> Result<&'a Documents> {
+    // SAFETY: a non-null `documents` came from `rustfx_documents_new`.
+    unsafe { documents.as_ref() }.ok_or_else(|| Error::invalid_argument("null documents"))
+}
+
+/// A boxed output, or null and the message.
+fn hand_output(outcome: Result<Output>, message: *mut *mut c_char) -> *mut Output {
+    match outcome {
+        Ok(output) => Box::into_raw(Box::new(output)),
+        Err(e) => {
+            report(&e, message);
+            ptr::null_mut()
+        }
+    }
+}
+
+/// Opens (creating) the feature cache in `directory` (`directory_len`
+/// bytes, a path), capped at `*max_bytes` (null: the core's default, so no
+/// other language repeats it), keyed by `key` ("content" or "stat",
+/// `key_len` bytes). Null and the core's message if refused.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_cache_open(
+    directory: *const u8,
+    directory_len: usize,
+    max_bytes: *const u64,
+    key: *const u8,
+    key_len: usize,
+    message: *mut *mut c_char,
+) -> *mut Cache {
+    let opened = catch_panic("rustfx_cache_open", || {
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: the caller passes `directory_len` and `key_len` readable bytes.
+        let directory = unsafe { bytes(directory, directory_len) }?;
+        let key = CacheKey::from_name(unsafe { text(key, key_len, "a cache key") }?)?;
+        let dir = std::path::Path::new(std::ffi::OsStr::from_bytes(directory));
+        // SAFETY: a non-null `max_bytes` points to a readable u64.
+        let max_bytes = unsafe { max_bytes.as_ref() }
+            .copied()
+            .unwrap_or(CacheOptions::default().max_bytes);
+        let cache = FeatureCache::open(dir, CacheOptions { max_bytes, key })?;
+        Ok(Cache {
+            cache,
+            specs: HashMap::new(),
+        })
+    });
+    match opened {
+        Ok(cache) => Box::into_raw(Box::new(cache)),
+        Err(e) => {
+            report(&e, message);
+            ptr::null_mut()
+        }
+    }
+}
+
+/// Closes a feature cache.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_cache_free(cache: *mut Cache) {
+    if !cache.is_null() {
+        // SAFETY: `cache` came from `rustfx_cache_open`.
+        drop(unsafe { Box::from_raw(cache) });
+    }
+}
+
+/// The rows of every document by the spec (`spec_len` bytes of JSON), as
+/// `rustfx_extract` gives them: each looked up by its content, the misses
+/// extracted and stored. Null and a message on failure.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_cache_extract(
+    cache: *mut Cache,
+    spec: *const u8,
+    spec_len: usize,
+    docs: *const Documents,
+    message: *mut *mut c_char,
+) -> *mut Output {
+    let outcome = catch_panic("rustfx_cache_extract", || {
+        // SAFETY: see `cache`, `documents` and `Cache::spec`.
+        let cache = unsafe { self::cache(cache) }?;
+        let docs = unsafe { documents(docs) }?;
+        let spec = unsafe { cache.spec(spec, spec_len) }?;
+        let contents: Vec<&[u8]> = docs.contents.iter().map(Vec::as_slice).collect();
+        Ok(output_of(cache.cache.extract(&spec, &contents)?))
+    });
+    hand_output(outcome, message)
+}
+
+/// The rows of the files at `paths` (`paths_len` bytes, path `i` ending at
+/// `path_ends[i]`, `n` of them), each read by `read_files`' rules with
+/// `max_bytes`, looked up by the cache's key, the misses extracted and
+/// stored. Each path's status code goes to `codes` (room for `n`; 0, or a
+/// TensorFlow code for a file that could not be read, whose row is an
+/// empty document's). Null and a message on failure.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_cache_extract_files(
+    cache: *mut Cache,
+    spec: *const u8,
+    spec_len: usize,
+    paths: *const u8,
+    paths_len: usize,
+    path_ends: *const u64,
+    n: usize,
+    max_bytes: i64,
+    codes: *mut i32,
+    message: *mut *mut c_char,
+) -> *mut Output {
+    let outcome = catch_panic("rustfx_cache_extract_files", || {
+        // SAFETY: see `cache` and `Cache::spec`; the caller passes
+        // `paths_len` bytes at `paths` and `n` ends at `path_ends`.
+        let cache = unsafe { self::cache(cache) }?;
+        let spec = unsafe { cache.spec(spec, spec_len) }?;
+        let all = unsafe { bytes(paths, paths_len) }?;
+        let ends: &[u64] = if n == 0 {
+            &[]
+        } else if path_ends.is_null() || codes.is_null() {
+            return Err(Error::invalid_argument("null path ends or codes"));
+        } else {
+            // SAFETY: `n` readable u64s at the non-null `path_ends`.
+            unsafe { std::slice::from_raw_parts(path_ends, n) }
+        };
+        let mut list = Vec::with_capacity(n);
+        let mut start = 0usize;
+        for &end in ends {
+            let end = usize::try_from(end).unwrap_or(usize::MAX);
+            let path = all
+                .get(start..end)
+                .ok_or_else(|| Error::invalid_argument("path ends out of order or range"))?;
+            list.push(path);
+            start = end;
+        }
+        let max_bytes = check_max_bytes(max_bytes)?;
+        let files = cache.cache.extract_files(&spec, &list, max_bytes)?;
+        for (i, error) in files.errors.iter().enumerate() {
+            let code = error.as_ref().map_or(0, |e| e.kind().status_code());
+            // SAFETY: room for `n` codes at the non-null `codes`.
+            unsafe { *codes.add(i) = code };
+        }
+        Ok(output_of(files.batch))
+    });
+    hand_output(outcome, message)
+}
+
+/// The stored rows of the documents (by content) for the spec: only the
+/// rows found, in order, in the output; `found` (room for one per
+/// document) says which. Null and a message on failure.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_cache_get(
+    cache: *mut Cache,
+    spec: *const u8,
+    spec_len: usize,
+    docs: *const Documents,
+    found: *mut bool,
+    message: *mut *mut c_char,
+) -> *mut Output {
+    let outcome = catch_panic("rustfx_cache_get", || {
+        // SAFETY: see `cache`, `documents` and `Cache::spec`.
+        let cache = unsafe { self::cache(cache) }?;
+        let docs = unsafe { documents(docs) }?;
+        let spec = unsafe { cache.spec(spec, spec_len) }?;
+        if found.is_null() && !docs.contents.is_empty() {
+            return Err(Error::invalid_argument("null found"));
+        }
+        let keys: Vec<DocKey> = docs
+            .contents
+            .iter()
+            .map(|d| DocKey::of_content(d))
+            .collect();
+        let (hit, rows) = cache.cache.get_found(&spec, &keys)?;
+        for (i, hit) in hit.into_iter().enumerate() {
+            // SAFETY: room for one bool per document at the non-null `found`.
+            unsafe { *found.add(i) = hit };
+        }
+        Ok(output_of(rows))
+    });
+    hand_output(outcome, message)
+}
+
+/// Extracts every document by the spec and stores its row (replacing
+/// what was stored). False and a message on failure.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_cache_put(
+    cache: *mut Cache,
+    spec: *const u8,
+    spec_len: usize,
+    docs: *const Documents,
+    message: *mut *mut c_char,
+) -> bool {
+    let outcome = catch_panic("rustfx_cache_put", || {
+        // SAFETY: see `cache`, `documents` and `Cache::spec`.
+        let cache = unsafe { self::cache(cache) }?;
+        let docs = unsafe { documents(docs) }?;
+        let spec = unsafe { cache.spec(spec, spec_len) }?;
+        let contents: Vec<&[u8]> = docs.contents.iter().map(Vec::as_slice).collect();
+        let keys: Vec<DocKey> = contents.iter().map(|d| DocKey::of_content(d)).collect();
+        let batch = spec.build()?.extract_batch(&contents)?;
+        cache.cache.put_many(&spec, &keys, &batch)
+    });
+    match outcome {
+        Ok(()) => true,
+        Err(e) => {
+            report(&e, message);
+            false
+        }
+    }
+}
+
+/// Writes the cache's [`CACHE_STATS`] figures to `stats`: hits, misses,
+/// corrupt, evicted (this handle's), entries, bytes (the cache's). False
+/// and a message on failure.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_cache_stats(
+    cache: *mut Cache,
+    stats: *mut u64,
+    message: *mut *mut c_char,
+) -> bool {
+    let outcome = catch_panic("rustfx_cache_stats", || {
+        // SAFETY: see `cache`.
+        let cache = unsafe { self::cache(cache) }?;
+        if stats.is_null() {
+            return Err(Error::invalid_argument("null stats"));
+        }
+        let s = cache.cache.stats()?;
+        let figures = [s.hits, s.misses, s.corrupt, s.evicted, s.entries, s.bytes];
+        // SAFETY: room for CACHE_STATS u64s at the non-null `stats`.
+        unsafe { ptr::copy_nonoverlapping(figures.as_ptr(), stats, CACHE_STATS) };
+        Ok(())
+    });
+    match outcome {
+        Ok(()) => true,
+        Err(e) => {
+            report(&e, message);
+            false
+        }
+    }
+}

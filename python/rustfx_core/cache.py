@@ -1,0 +1,146 @@
+"""FeatureCache: each document's features, kept on disk under its content
+and the spec, shared by processes (the Rust crate rustfx-cache, through the
+C ABI; docs/stalls.md, "The feature cache").
+
+    cache = rustfx_core.FeatureCache("/data/fx-cache", max_bytes=20 << 30)
+    rows = cache.extract(spec, documents)   # == rustfx_core.extract(spec, documents)
+
+An entry's key is the SHA-256 of the document's bytes plus the SHA-256 of
+the spec's canonical JSON (every parameter and the output version), so a
+changed file or spec is a miss, never stale. key="stat" keys files given
+to extract_files by their path and metadata instead (no read on a hit),
+with a risk: a file rewritten at the same size within one tick of the file
+system's timestamps is served its old features. Entries that fail their
+checksum are deleted and recomputed. Rows are only ever stored from the
+core's own extraction.
+"""
+
+import ctypes
+import os
+
+import numpy as np
+
+from rustfx_core import _abi
+from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents, OutputBuffers
+from rustfx_core.spec import FeatureSpec
+
+__all__ = ["FeatureCache"]
+
+#: What stats() returns, in the C ABI's order (rustfx_cache_stats).
+STATS = ("hits", "misses", "corrupt", "evicted", "entries", "bytes")
+
+
+def _documents(docs):
+    return docs if isinstance(docs, Documents) else Documents.of(docs)
+
+
+class FeatureCache:
+    """A feature cache in `directory` (created if missing): at most
+    `max_bytes` of entries (None: the core's default, 10 GiB; the least
+    recently used are evicted down to 90% of it after a put that passes
+    it), keyed by "content" (default) or
+    "stat". ValueError with the core's message for bad options or a
+    directory that holds no feature cache. Used from one thread at a time;
+    any number of processes may share the directory."""
+
+    def __init__(self, directory, max_bytes=None, key="content"):
+        library = _abi.lib()
+        raw = os.fsencode(directory)
+        key_bytes = str(key).encode("utf-8", "surrogatepass")
+        cap = None
+        if max_bytes is not None:
+            # Clamped: the core refuses anything that far out, naming the range.
+            cap = ctypes.pointer(ctypes.c_uint64(max(0, min(2**64 - 1, int(max_bytes)))))
+        message = ctypes.c_void_p()
+        self._handle = library.rustfx_cache_open(raw, len(raw), cap, key_bytes,
+                                                 len(key_bytes), ctypes.byref(message))
+        if not self._handle:
+            raise ValueError(_abi._taken_message(message))
+        self._free = library.rustfx_cache_free
+        self.directory, self.max_bytes, self.key = directory, max_bytes, key
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            self._free(self._handle)
+            self._handle = None
+
+    def close(self):
+        """Closes the database (also done when the object is collected)."""
+        self.__del__()
+
+    def _rows(self, spec, function, documents, *args):
+        """The public rows of `function(handle, spec, *args)`'s output of
+        `documents` rows (spec: a FeatureSpec, or its JSON or dict)."""
+        spec = FeatureSpec.from_json(spec)
+        text = spec.to_json().encode()
+        message = ctypes.c_void_p()
+        handle = function(self._handle, text, len(text), *args, ctypes.byref(message))
+        if not handle:
+            raise RuntimeError(_abi._taken_message(message))
+        try:
+            rows = spec.rows
+            return rows.public(rows.convert(OutputBuffers(handle, documents)))
+        finally:
+            _abi.lib().rustfx_output_free(handle)
+
+    def extract(self, spec, documents):
+        """rustfx_core.extract(spec, documents), bit for bit (documents: a
+        sequence of bytes, or Documents): each document looked up by its
+        content, the misses extracted by the core and stored."""
+        docs = _documents(documents)
+        return self._rows(spec, _abi.lib().rustfx_cache_extract, len(docs), docs._handle)
+
+    def extract_files(self, spec, paths, *, max_bytes=DEFAULT_MAX_BYTES):
+        """rustfx_core.extract(spec, rustfx_core.read_files(paths,
+        max_bytes=max_bytes)), bit for bit: each file looked up by the
+        cache's key (key="content": every file read and hashed; "stat":
+        only the misses read). A file that cannot be read is an empty
+        document, never stored."""
+        raw = [os.fsencode(p) for p in paths]
+        ends = np.cumsum([len(p) for p in raw], dtype=np.uint64)
+        codes = np.zeros(len(raw), np.int32)
+        joined = b"".join(raw)
+        return self._rows(spec, _abi.lib().rustfx_cache_extract_files, len(raw), joined,
+                          len(joined), ends.ctypes.data, len(raw), max_bytes, codes.ctypes.data)
+
+    def get(self, spec, document):
+        """The stored features of one document (bytes) for `spec`, in
+        rustfx_core.extract's form for one document, or None."""
+        docs = _documents([document])
+        found = (ctypes.c_bool * 1)()
+        spec = FeatureSpec.from_json(spec)
+        text = spec.to_json().encode()
+        message = ctypes.c_void_p()
+        library = _abi.lib()
+        handle = library.rustfx_cache_get(self._handle, text, len(text), docs._handle, found,
+                                          ctypes.byref(message))
+        if not handle:
+            raise RuntimeError(_abi._taken_message(message))
+        try:
+            if not found[0]:
+                return None
+            rows = spec.rows
+            return rows.public(rows.convert(OutputBuffers(handle, 1)))
+        finally:
+            library.rustfx_output_free(handle)
+
+    def put(self, spec, documents):
+        """Extracts `documents` (a sequence of bytes, or Documents) with the
+        core and stores their rows, replacing what was stored, in one
+        transaction."""
+        docs = _documents(documents)
+        spec = FeatureSpec.from_json(spec)
+        text = spec.to_json().encode()
+        message = ctypes.c_void_p()
+        if not _abi.lib().rustfx_cache_put(self._handle, text, len(text), docs._handle,
+                                           ctypes.byref(message)):
+            raise RuntimeError(_abi._taken_message(message))
+
+    def stats(self):
+        """{"hits", "misses", "corrupt", "evicted"}: what this handle did;
+        {"entries", "bytes"}: what the cache holds, every process's."""
+        figures = (ctypes.c_uint64 * len(STATS))()
+        message = ctypes.c_void_p()
+        if not _abi.lib().rustfx_cache_stats(self._handle, figures, ctypes.byref(message)):
+            raise RuntimeError(_abi._taken_message(message))
+        return dict(zip(STATS, (int(v) for v in figures)))
