@@ -35,7 +35,7 @@ fn u64_bytes(values: impl IntoIterator<Item = u64>) -> Vec<u8> {
 
 /// `bytes` as little-endian u64s; `None` if not a whole number of them.
 fn u64s(bytes: &[u8]) -> Option<Vec<u64>> {
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         return None;
     }
     Some(
@@ -175,7 +175,9 @@ impl StoredRow {
             (Layout::Dense, Some(size)) => {
                 aux.is_empty() && self.values.len() == self.width as usize * size
             }
-            (Layout::Ragged, Some(size)) => aux.is_empty() && self.values.len() % size == 0,
+            (Layout::Ragged, Some(size)) => {
+                aux.is_empty() && self.values.len().is_multiple_of(size)
+            }
             (Layout::Sparse, Some(size)) => {
                 self.values.len() == aux.len() * size
                     && aux.windows(2).all(|w| w[0] < w[1])
