@@ -81,10 +81,36 @@ fn ragged_and_sparse_outputs_cannot_feed_onnx() {
         m["features"][0]["spec"] = spec(extractor, params);
         let message = refusal(&m);
         assert!(
-            message.contains("only dense float32, int32 or int64 rows can feed"),
+            message.contains("only dense numeric rows, or ragged numeric rows padded"),
             "{message}"
         );
     }
+    // A pad makes ragged numeric rows dense (the batch's longest); it is
+    // refused on dense rows, strings and sparse rows.
+    let mut m = manifest();
+    m["features"][0]["spec"] = spec("hashed_ngrams", json!({"num_buckets": 64}));
+    m["features"][0]["pad"] = json!(0);
+    let features = Features::from_json(&m.to_string()).unwrap();
+    assert_eq!(
+        (features.features[0].width, features.features[0].pad),
+        (None, Some(0.0))
+    );
+    for (extractor, params) in [
+        ("byte_histogram", json!({})),
+        ("printable_strings", json!({})),
+        (
+            "hashed_ngrams",
+            json!({"num_buckets": 64, "output": "sparse"}),
+        ),
+    ] {
+        let mut m = manifest();
+        m["features"][0]["spec"] = spec(extractor, params);
+        m["features"][0]["pad"] = json!(0);
+        assert!(refusal(&m).contains("rows with pad;"), "{extractor}");
+    }
+    let mut m = manifest();
+    m["features"][0]["pad"] = json!("zero");
+    assert!(refusal(&m).contains("\"pad\" must be a number"));
 }
 
 /// An edit of a valid manifest.

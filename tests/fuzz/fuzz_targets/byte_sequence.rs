@@ -23,7 +23,8 @@
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
-use rustfx::byte_sequence::{
+use rustfx::output::{DType, Layout};
+use rustfx::byte_sequence::{sequence_extractor, 
     ByteSequence, Sampling, EMBER_MALCONV_MAX_LEN, EMBER_MALCONV_PAD, MALCONV2_MAX_LEN,
     MAX_SEQUENCE_LEN,
 };
@@ -155,6 +156,43 @@ fuzz_target!(|input: Input| {
             .iter()
             .all(|&v| (i64::from(shift)..=i64::from(shift) + 255).contains(&i64::from(v))));
         assert!(out[content..].iter().all(|&v| v == pad));
+
+        // Every dtype and both layouts, through the extractor a spec
+        // builds: the oracle's values in the dtype (ragged rows: the kept
+        // bytes only), or a refusal exactly when a value does not fit.
+        let kept = seq.content_len(data.len());
+        for dtype in [DType::Int32, DType::Int64, DType::Int16, DType::UInt16, DType::UInt8] {
+            for layout in [Layout::Dense, Layout::Ragged] {
+                let wanted = if layout == Layout::Ragged { &out[..kept] } else { &out[..] };
+                let fits = |v: i64| match dtype {
+                    DType::Int16 => i16::try_from(v).is_ok(),
+                    DType::UInt16 => u16::try_from(v).is_ok(),
+                    DType::UInt8 => u8::try_from(v).is_ok(),
+                    DType::Int32 => i32::try_from(v).is_ok(),
+                    _ => true,
+                };
+                let ok = fits(i64::from(shift))
+                    && fits(i64::from(shift) + 255)
+                    && (layout == Layout::Ragged || fits(i64::from(pad)));
+                match sequence_extractor(seq, dtype, layout) {
+                    Ok(e) => {
+                        assert!(ok, "{dtype:?} {layout:?} accepted shift {shift} pad {pad}");
+                        let batch = e.extract_batch(&[data]).unwrap();
+                        assert_eq!(
+                            (batch.layout(), batch.values().dtype()),
+                            (layout, dtype)
+                        );
+                        let got = batch.values().to_i64().unwrap();
+                        let want: Vec<i64> = wanted.iter().map(|&v| i64::from(v)).collect();
+                        assert_eq!(got, want, "{dtype:?} {layout:?}");
+                    }
+                    Err(e) => {
+                        assert!(!ok, "{dtype:?} {layout:?} refused: {e}");
+                        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+                    }
+                }
+            }
+        }
 
         // A slice of the wrong length: error, untouched.
         let wrong = max_len.saturating_add_signed(isize::from(input.wrong_len_delta));

@@ -25,7 +25,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rustfx::extractor::{DType, Extractor, OutputKind};
+use rustfx::extractor::Extractor;
+use rustfx::output::{DType, Layout};
 use rustfx_capi::*;
 use std::ptr;
 
@@ -230,8 +231,8 @@ fuzz_target!(|data: &[u8]| {
     );
     let values = array(output, VALUES).1;
     let row_splits = splits(output);
-    match output_spec.kind {
-        OutputKind::Dense => {
+    match output_spec.layout {
+        Layout::Dense => {
             assert_eq!(Some(values), output_spec.width.map(|w| w * n));
             assert!(row_splits.is_empty());
         }
@@ -239,7 +240,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(row_splits.len(), n + 1);
             assert_eq!(row_splits[0], 0);
             assert!(row_splits.windows(2).all(|w| w[0] <= w[1]));
-            let rows_of = if kind == OutputKind::Sparse {
+            let rows_of = if kind == Layout::Sparse {
                 assert_eq!(array(output, INDICES).1, values, "an index per value");
                 values
             } else if output_spec.dtype == DType::String {

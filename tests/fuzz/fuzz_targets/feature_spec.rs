@@ -16,7 +16,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rustfx::extractor::OutputKind;
+use rustfx::output::Layout;
 use rustfx::spec::{self, FeatureSpec};
 use rustfx::ErrorKind;
 
@@ -47,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
         .expect("a built extractor extracts any input");
     assert_eq!(batch.rows(), 1);
     let values = rustfx_cli::text_output::text_rows(&batch).remove(0);
-    if output.kind == OutputKind::Dense {
+    if output.layout == Layout::Dense {
         assert_eq!(Some(values.len()), output.width);
     }
 });

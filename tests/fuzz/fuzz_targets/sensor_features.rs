@@ -14,7 +14,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rustfx::extractor::OutputKind;
+use rustfx::output::Layout;
 use rustfx_sensor::features::Features;
 use rustfx::ErrorKind;
 
@@ -32,10 +32,15 @@ fuzz_target!(|data: &[u8]| {
     };
     assert!(!features.features.is_empty() && !features.outputs.is_empty());
     for feature in &features.features {
-        assert_eq!(feature.spec.output().kind, OutputKind::Dense);
-        assert_eq!(feature.spec.output().width, Some(feature.width));
+        // Dense rows, or ragged numeric rows the batch pads (`pad`).
+        let output = feature.spec.output();
+        match feature.pad {
+            None => assert_eq!(output.layout, Layout::Dense),
+            Some(_) => assert_eq!(output.layout, Layout::Ragged),
+        }
+        assert_eq!(output.width, feature.width);
     }
-    if features.features.iter().any(|f| f.width > 1 << 16) {
+    if features.features.iter().any(|f| f.width.unwrap_or(0) > 1 << 16) {
         return;
     }
     let doc: Vec<u8> = text.bytes().cycle().take(usize::from(len) * 16).collect();
