@@ -47,11 +47,15 @@ for t in "${TARGETS[@]}"; do
     cargo fuzz build --fuzz-dir "$FUZZ_DIR" --sanitizer "$SANITIZER" "$t"
 done
 
-# Seed corpora: a few small real files, copied at run time (no binaries in
-# git). Existing corpus entries are kept, so runs accumulate.
+# Seed corpora: the committed seeds (seeds/<target>/, the minimised corpus
+# of the last long campaign; see docs/safety.md) and a few small real files
+# copied at run time. Existing corpus entries are kept, so runs accumulate.
 seed() {
     local dir=$FUZZ_DIR/corpus/$1
     mkdir -p "$dir"
+    if [ -d "$FUZZ_DIR/seeds/$1" ]; then
+        cp -n "$FUZZ_DIR/seeds/$1"/* "$dir"/ 2>/dev/null || true
+    fi
     head -c 4096 /bin/ls >"$dir/seed-ls" 2>/dev/null || true
     head -c 4096 "$ROOT/README.md" >"$dir/seed-readme" 2>/dev/null || true
     local py
