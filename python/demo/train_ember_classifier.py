@@ -80,22 +80,28 @@ def dataset(pairs, batch):
             .cache().prefetch(tf.data.AUTOTUNE))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-kind", type=int, default=150)
-    parser.add_argument("--epochs", type=int, default=15)
+def demo_setup(doc, per_kind, epochs):
+    """The examples' command line (--per-kind, --epochs, --seed,
+    --sensor-dir) and their files: (args, train pairs, held-out pairs)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--per-kind", type=int, default=per_kind)
+    parser.add_argument("--epochs", type=int, default=epochs)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sensor-dir", default=None,
                         help="also export the model for rustfx-sensor there (and check it "
                              "agrees, if target/sensor/rustfx-sensor is built)")
     args = parser.parse_args()
     keras.utils.set_random_seed(args.seed)
-
     pairs = find_files(args.per_kind, args.seed)
     counts = np.bincount([k for _, k in pairs], minlength=len(KINDS))
     print("files:", ", ".join(f"{n} {kind}" for kind, n in zip(KINDS, counts)))
     split = len(pairs) * 4 // 5
-    train, held_out = pairs[:split], pairs[split:]
+    return args, pairs[:split], pairs[split:]
+
+
+def main():
+    args, train, held_out = demo_setup(__doc__, per_kind=150, epochs=15)
+    pairs = train + held_out
 
     total = sum(os.path.getsize(p) for p, _ in pairs)
     start = time.perf_counter()

@@ -21,7 +21,6 @@ sensor gives Keras's outputs.
     .venv/bin/python python/demo/train_malconv2.py [--epochs 4]
 """
 
-import argparse
 import os
 import sys
 import tempfile
@@ -37,7 +36,7 @@ import rustfx  # noqa: E402
 from rustfx import layers  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_ember_classifier import KINDS, export_for_sensor, find_files  # noqa: E402
+from train_ember_classifier import KINDS, demo_setup, export_for_sensor  # noqa: E402
 
 # The bytes a file is read by, and MalConv2's window (kernel = stride).
 MAX_LEN = 1 << 18
@@ -76,21 +75,8 @@ def malconv2(classes, embedding=8, filters=64):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-kind", type=int, default=60)
-    parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sensor-dir", default=None,
-                        help="also export the model for rustfx-sensor there (and check it "
-                             "agrees, if target/sensor/rustfx-sensor is built)")
-    args = parser.parse_args()
-    keras.utils.set_random_seed(args.seed)
-
-    pairs = find_files(args.per_kind, args.seed)
-    counts = np.bincount([k for _, k in pairs], minlength=len(KINDS))
-    print("files:", ", ".join(f"{n} {kind}" for kind, n in zip(KINDS, counts)))
-    split = len(pairs) * 4 // 5
-    train, held_out = pairs[:split], pairs[split:]
+    args, train, held_out = demo_setup(__doc__, per_kind=60, epochs=4)
+    pairs = train + held_out
     train_ds, held_ds = dataset(train, 16), dataset(held_out, 16)
 
     start = time.perf_counter()

@@ -186,7 +186,8 @@ def _head(model, features):
         inputs.append(keras.Input(shape=tuple(out["shape"]), dtype=out["dtype"],
                                   name=_onnx_name(layer, taken)))
     head = keras.Model(inputs, rest(inputs), name="rustfx_sensor_head")
-    head([np.zeros((1, *i.shape[1:]), i.dtype) for i in inputs])
+    # A padded ragged input's length is the batch's: one value will do.
+    head([np.zeros((1, *(d or 1 for d in i.shape[1:])), i.dtype) for i in inputs])
     return head, [i.name for i in inputs]
 
 

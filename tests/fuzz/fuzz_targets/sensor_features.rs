@@ -14,7 +14,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rustfx::output::Layout;
+use rustfx::output::{Batch, Layout};
 use rustfx_sensor::features::Features;
 use rustfx::ErrorKind;
 
@@ -48,7 +48,12 @@ fuzz_target!(|data: &[u8]| {
     let batches = features.extract(&docs).expect("checked specs extract");
     for (feature, batch) in features.features.iter().zip(&batches) {
         assert_eq!(batch.rows(), 2, "{}", feature.layer);
+        // Dense rows of the spec's width, or padded to the longer document.
+        let Batch::Dense { width, .. } = batch else {
+            panic!("{}: the sensor feeds dense rows", feature.layer);
+        };
+        assert_eq!(feature.width.unwrap_or(*width), *width, "{}", feature.layer);
         let values: usize = rustfx_cli::text_output::text_rows(batch).iter().map(Vec::len).sum();
-        assert_eq!(values, 2 * feature.width, "{}", feature.layer);
+        assert_eq!(values, 2 * width, "{}", feature.layer);
     }
 });
