@@ -94,7 +94,7 @@ def split_batch(name, value, n):
                          value.dense_shape.numpy()[1:]))
         return rows
     if isinstance(value, tf.RaggedTensor):
-        dtype = object if value.dtype == tf.string else np.int64
+        dtype = object if value.dtype == tf.string else value.dtype.as_numpy_dtype
         return [np.asarray(r, dtype=dtype) for r in value.numpy()]
     array = value.numpy()
     if array.dtype == object:
