@@ -457,11 +457,12 @@ struct SparseRowsOp {
 
 // ---- Registration ------------------------------------------------------------
 
-// "Tout: {float, int64, ...}": every numeric dtype of the table.
-std::string NumericTypeAttr() {
+// "Tout: {float, int64, ...}": every dtype of the table (strings only
+// `with_strings`).
+std::string TypeAttr(bool with_strings) {
   std::string attr = "Tout: {";
   for (const DTypeInfo& info : kDTypes) {
-    if (info.tf == TF_STRING) continue;
+    if (info.tf == TF_STRING && !with_strings) continue;
     if (attr.back() != '{') attr += ", ";
     attr += info.attr_name;
   }
@@ -469,8 +470,8 @@ std::string NumericTypeAttr() {
 }
 
 void RegisterExtractorOps() {
-  static const std::string numeric = NumericTypeAttr();
-  static const std::string any = numeric.substr(0, numeric.size() - 1) + ", string}";
+  static const std::string numeric = TypeAttr(false);
+  static const std::string any = TypeAttr(true);
   RegisterOp({DenseRowsOp::kName,
               {"input: string"},
               {"features: Tout"},
