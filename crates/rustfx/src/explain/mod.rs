@@ -153,13 +153,6 @@ impl Explanation {
         }
     }
 
-    /// The same contributions finished by `assemble` instead: an
-    /// extractor that writes another's values in another dtype or layout
-    /// (a byte sequence in int16, without padding).
-    pub fn with_assembly(self, assemble: Assemble) -> Self {
-        Explanation { assemble, ..self }
-    }
-
     /// The extractor's output for the document, rebuilt from the
     /// contributions alone: equal to extraction bit for bit (a `Batch` of
     /// one row). An error when the explanation was truncated.

@@ -268,7 +268,7 @@ fn python_lowercasing_in_context() {
 /// `max_tokens` ids, so its cost is capped; counts read everything.
 #[test]
 fn work_hints_cap_only_what_stops_early() {
-    use crate::byte_sequence::{ByteSequence, Sampling};
+    use crate::byte_sequence::{ByteSequence, Sampling, TypedSequence};
     use crate::extractor::RowExtractor;
     let h = hasher(Tokenizer::Whitespace, &[1, 2], false);
     let seq = NgramSequence::new(h.clone(), 1024, -1).unwrap();
@@ -286,5 +286,6 @@ fn work_hints_cap_only_what_stops_early() {
     let counts = NgramCounts::new(NgramCounter::new(narrow, options).unwrap()).unwrap();
     assert_eq!(counts.work_bytes_hint(), None);
     let bytes = ByteSequence::new(4096, 1, 0, Sampling::HeadTail).unwrap();
-    assert_eq!(bytes.work_bytes_hint(), Some(4096));
+    let bytes = TypedSequence::<i32>::new(bytes).unwrap();
+    assert_eq!(RowExtractor::work_bytes_hint(&bytes), Some(4096));
 }
