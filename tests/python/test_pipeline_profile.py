@@ -20,7 +20,7 @@ import pytest
 import tensorflow as tf
 
 import rustfx
-from rustfx import pipeline
+from rustfx import pipeline, stall_picture
 from test_explain_model import chromium, png_pixels
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -269,6 +269,6 @@ def test_the_picture_renders_in_chromium(tmp_path):
         return sum(1 for row in rows for px in row
                    if all(abs(p - q) <= tolerance for p, q in zip(px, rgb)))
     # The wait bars (red), the step bars (blue), the stage bars (green).
-    for colour in (pipeline.WAIT_COLOUR, pipeline.STEP_COLOUR, "#2ca02c"):
+    for colour in (stall_picture.WAIT_COLOUR, stall_picture.STEP_COLOUR, "#2ca02c"):
         rgb = tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
         assert pixels(rgb) > 300, f"{colour} does not show"
