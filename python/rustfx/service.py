@@ -118,5 +118,13 @@ def main(argv=None):
     return 0
 
 
+def worker_main(argv=None):
+    """`rustfx-worker --dispatcher HOST:PORT [...]`: a worker, the same as
+    `python -m rustfx.service worker ...`. It needs no training code: the
+    dispatcher sends it the dataset graph (rustfx.offload's included)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    return main(["worker", *argv])
+
+
 if __name__ == "__main__":
     sys.exit(main())

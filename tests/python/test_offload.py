@@ -1,0 +1,168 @@
+"""rustfx.offload: FX split between the trainer's own pipeline and tf.data
+service workers (`rustfx-worker`) in other processes. Whatever the split,
+and with a worker killed mid-epoch or no worker at all, every file comes
+exactly once per epoch, with the rows local FX gives (the oracle: the
+FilesPipeline's own dataset, run locally)."""
+
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import rustfx
+from rustfx import pipeline
+from test_data_service import cluster  # noqa: F401  (the fixture: a dispatcher process)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PE_FILES = sorted(p for p in glob.glob(os.path.join(ROOT, "tests", "golden", "pe", "**", "*"),
+                  recursive=True) if os.path.isfile(p))
+
+
+def text_files(n):
+    paths = sorted(p for p in glob.glob(os.path.join(sys.prefix, "lib", "python3*",
+                                                     "site-packages", "numpy", "**", "*.py"),
+                                        recursive=True) if os.path.getsize(p) > 0)
+    return (paths * (n // max(1, len(paths)) + 1))[:n]
+
+
+def ngrams(files):
+    return rustfx.hashed_ngrams(files, num_buckets=1 << 20, ngram_widths=(1, 2))
+
+
+def ember(files):
+    return rustfx.ember_features(files)
+
+
+def local_rows(pipe):
+    """The oracle: each file's row from the pipeline run locally, in order."""
+    rows = []
+    for batch in pipe.dataset():
+        rows += [r.numpy() for r in batch]
+    return rows
+
+
+def run_epoch(off, on_batch=None):
+    """{file index: row} of one epoch; fails on a file seen twice."""
+    got = {}
+    for i, (rows, labels) in enumerate(off):
+        for row, label in zip(rows, labels.numpy()):
+            assert int(label) not in got, f"file {label} delivered twice"
+            got[int(label)] = row.numpy()
+        if on_batch:
+            on_batch(i)
+    return got
+
+
+def assert_exact(got, expected):
+    assert sorted(got) == list(range(len(expected))), "files missing or extra"
+    for i, row in enumerate(expected):
+        np.testing.assert_array_equal(got[i], row, err_msg=f"file {i}")
+
+
+@pytest.fixture
+def worker(cluster):
+    cluster.start_worker().wait_started()
+    return cluster
+
+
+def test_split_between_local_and_a_worker_is_exact(worker):
+    pipe = pipeline.from_files(PE_FILES * 3, ember, batch_size=16)
+    off = rustfx.offload(pipe, worker.address, labels=np.arange(len(pipe.paths)),
+                         remote="always")
+    expected = local_rows(pipe)
+    for _ in range(2):  # two epochs, each a new job
+        assert_exact(run_epoch(off), expected)
+        report = off.report
+        assert report["finished"] and report["local"] + report["remote"] == len(expected)
+    # The cut ships the fewer bytes, on the first batch.
+    first = pipe.paths[:16]
+    file_bytes = sum(os.path.getsize(p) for p in first)
+    feature_bytes = sum(row.nbytes for row in expected[:16])
+    assert off.cut == ("after_fx" if feature_bytes < file_bytes else "before_fx")
+
+
+def test_cut_before_fx_when_features_outgrow_the_files(worker):
+    pipe = pipeline.from_files(text_files(600), ngrams, batch_size=32)
+    off = rustfx.offload(pipe, worker.address, labels=np.arange(600), remote="always")
+    assert off.cut == "before_fx"  # int64 ids outweigh the text they came from
+    assert_exact(run_epoch(off), local_rows(pipe))
+    forced = rustfx.offload(pipe, worker.address, labels=np.arange(600), cut="after_fx",
+                            remote="always")
+    assert_exact(run_epoch(forced), local_rows(pipe))
+
+
+def test_worker_killed_mid_epoch_the_epoch_finishes_exactly(cluster):
+    server = cluster.start_worker()
+    server.wait_started()
+    pipe = pipeline.from_files(PE_FILES * 4, ember, batch_size=8)
+    off = rustfx.offload(pipe, cluster.address, labels=np.arange(len(pipe.paths)),
+                         remote="always")
+    killed = []
+
+    def kill_once_remote_delivered(_):
+        if not killed and off.report["remote"] > 0:
+            server.process.send_signal(signal.SIGKILL)
+            killed.append(off.report["remote"])
+
+    start = time.monotonic()
+    got = run_epoch(off, kill_once_remote_delivered)
+    assert killed, f"the worker delivered nothing before the local sweep ended: {off.report}"
+    assert_exact(got, local_rows(pipe))
+    assert off.report["finished"] and off.report["local"] > 0
+    assert time.monotonic() - start < 120
+    # The next epoch runs with the worker gone: locally, all of it.
+    assert_exact(run_epoch(off), local_rows(pipe))
+    assert off.report["remote"] == 0
+
+
+def test_no_worker_runs_locally():
+    pipe = pipeline.from_files(text_files(200), ngrams, batch_size=32)
+    off = rustfx.offload(pipe, labels=np.arange(200))  # its own dispatcher, no worker
+    assert_exact(run_epoch(off), local_rows(pipe))
+    assert off.report["local"] == 200 and off.report["remote"] == 0
+
+
+def test_keras_fit_and_a_custom_loop_on_the_dataset(worker):
+    import keras
+
+    pipe = pipeline.from_files(PE_FILES, ember, batch_size=16)
+    labels = np.array([i % 2 for i in range(len(PE_FILES))], np.float32)
+    off = rustfx.offload(pipe, worker.address, labels=labels, remote="always")
+    ds = off.dataset()
+    seen = 0
+    assert int(ds.cardinality()) == -(-len(PE_FILES) // 16)  # fit knows each epoch's steps
+    for x, y in ds:  # a custom loop
+        assert x.shape[1] == rustfx.ember_features(tf.constant([b""])).shape[1]
+        seen += int(tf.shape(y)[0])
+    assert seen == len(PE_FILES)
+    model = keras.Sequential([keras.Input((x.shape[1],)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit(ds, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2
+    assert off.report["finished"]
+
+
+def test_bad_arguments_say_what_is_allowed():
+    pipe = pipeline.from_files(PE_FILES[:2], ember)
+    with pytest.raises(ValueError, match="cut must be one of"):
+        rustfx.offload(pipe, "localhost:1", cut="middle")
+    with pytest.raises(ValueError, match="remote must be one of"):
+        rustfx.offload(pipe, "localhost:1", remote="sometimes")
+    with pytest.raises(ValueError, match="labels has 1 rows for 2 files"):
+        rustfx.offload(pipe, "localhost:1", labels=[0])
+    with pytest.raises(TypeError, match="FilesPipeline"):
+        rustfx.offload(tf.data.Dataset.range(3), "localhost:1")
+
+
+def test_rustfx_worker_command_is_the_service_worker(tmp_path):
+    # The console script's function, run as the installed script would.
+    out = subprocess.run([sys.executable, "-c", "import sys; from rustfx.service import "
+                          "worker_main; sys.exit(worker_main())", "--help"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "--dispatcher" in out.stdout, out.stderr
