@@ -400,3 +400,38 @@ def test_import_is_quiet_and_from_the_expected_place(fresh_process):
         assert not here.startswith(os.path.realpath(not_from) + os.sep), (here, not_from)
     # And this process's rustfx is the same one.
     assert os.path.realpath(rustfx.__file__) == os.path.realpath(report["file"])
+
+
+# ---- 6. rustfx.offload on this TensorFlow's tf.data service ---------------------
+
+
+def test_offload_to_an_in_process_worker_is_exact(tmp_path):
+    # Files written here (the checkout is not importable); the oracle is the
+    # same pipeline run locally.
+    docs = [d if isinstance(d, bytes) else d.encode() for d in load_docs()] * 8
+    paths = []
+    for i, doc in enumerate(docs):
+        path = tmp_path / f"doc{i}"
+        path.write_bytes(doc)
+        paths.append(str(path))
+
+    def fx(files):
+        return rustfx.hashed_ngrams(files, num_buckets=1 << 16, ngram_widths=(1, 2))
+
+    pipe = rustfx.pipeline.from_files(paths, fx, batch_size=4)
+    expected = [row.numpy() for batch in pipe.dataset() for row in batch]
+    off = rustfx.offload(pipe, labels=np.arange(len(paths)), remote="always")
+    worker = tf.data.experimental.service.WorkerServer(
+        tf.data.experimental.service.WorkerConfig(dispatcher_address=off.dispatcher_address))
+    try:
+        got = {}
+        for rows, labels in off:
+            for row, label in zip(rows, labels.numpy()):
+                assert int(label) not in got
+                got[int(label)] = row.numpy()
+        assert sorted(got) == list(range(len(paths)))
+        for i, row in enumerate(expected):
+            np.testing.assert_array_equal(got[i], row)
+        assert off.report["finished"]
+    finally:
+        worker.stop()
