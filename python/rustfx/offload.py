@@ -21,10 +21,15 @@ meeting point both sides may extract the same file; the first copy
 delivered is kept and the other dropped (counted in the report), so no
 file appears twice and no file is missing.
 
-When: the local pipeline always runs; the workers' batches are taken only
-while the trainer waits (it found no batch ready within the last
-`patience` batches), so a compute-bound trainer is fed by its own host and
-the network stays idle (remote="always" takes them whenever they come).
+The local sweep runs on its own and alone covers the epoch: the workers
+only add. Whether their batches are taken is decided window by window
+(`patience` batches): only while the trainer waits (it waited for a
+batch of the last window: next() took over 50 us), and only while it
+pays (windows with the workers' batches must deliver 5% more files/s than
+windows without; one window in six runs the other way to keep measuring).
+Shipping costs the trainer's CPU too, so with a cheap FX the workers can
+cost more than they save; then they are left idle (their client stops
+fetching). remote="always" takes their batches whenever they come.
 
 Which cut: where fewer bytes are shipped, measured on the first batch:
 "after_fx" (workers read the files and send features) when the features
@@ -52,7 +57,7 @@ import numpy as np
 import tensorflow as tf
 
 from rustfx import io
-from rustfx.pipeline import FilesPipeline, _nbytes
+from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, FilesPipeline, _nbytes
 
 __all__ = ["offload", "Offload"]
 
@@ -129,13 +134,15 @@ class Offload:
         return ds.prefetch(tf.data.AUTOTUNE).apply(tf.data.experimental.service.distribute(
             processing_mode="distributed_epoch", service=self.dispatcher))
 
-    def _local_dataset(self, next_indices):
+    def _local_dataset(self, order):
+        # The local sweep: from the back, all of it if need be (it alone
+        # covers the epoch); the consumer drops what the workers delivered.
         fx, max_bytes = self.pipe.fx, self.pipe.max_bytes
-        paths = tf.constant(self.paths.tolist(), tf.string)
-        ds = tf.data.Dataset.from_generator(
-            next_indices, output_signature=tf.TensorSpec([None], tf.int64))
-        return ds.map(lambda i: (i, fx(io.files(tf.gather(paths, i), max_bytes=max_bytes))),
-                      num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
+        paths = tf.constant(self.paths[order[::-1]].tolist(), tf.string)
+        ds = tf.data.Dataset.from_tensor_slices((tf.constant(order[::-1], tf.int64), paths))
+        return ds.batch(self.pipe.batch_size).map(
+            lambda i, p: (i, fx(io.files(p, max_bytes=max_bytes))),
+            num_parallel_calls=self.pipe.num_parallel_calls).prefetch(self.pipe.prefetch)
 
     # -- one epoch -----------------------------------------------------------
 
@@ -147,68 +154,53 @@ class Offload:
         self._epoch += 1
         delivered = np.zeros(n, bool)
         state = _EpochState(self.queue_batches)
+        governor = _Governor(self.remote, self.patience)
         report = self.report = {"files": n, "local": 0, "remote": 0, "dropped_duplicates": 0,
                                 "local_batches": 0, "remote_batches": 0, "waits": 0,
-                                "cut": self.cut, "seconds": 0.0, "remote_error": None,
-                                "remote_finished": False, "finished": False}
-        batch_size = self.pipe.batch_size
+                                "remote_windows": 0, "windows": 0, "cut": self.cut,
+                                "seconds": 0.0, "remote_error": None, "remote_finished": False,
+                                "finished": False}
 
-        def next_indices():  # the local sweep, from the back, skipping what is done
-            end = n
-            while end > 0 and not state.done.is_set():
-                chunk = [i for i in order[max(0, end - batch_size):end][::-1]
-                         if not delivered[i]]
-                end -= batch_size
-                if chunk:
-                    yield np.array(chunk, np.int64)
-
-        def run(side, dataset_fn):
+        def remote():  # a thread: the workers' batches, fetched only while allowed
             try:
-                for indices, rows in dataset_fn():
-                    if side == "remote":
-                        while self.remote == "when_waiting" and not state.done.is_set() \
-                                and not state.waiting.wait(0.05):
-                            pass
-                        if self.cut == "before_fx":
-                            rows = self.pipe.fx(rows)
-                    if not state.put((side, indices, rows)):
+                for indices, rows in iter(self._remote_dataset(order)):
+                    while not state.allowed.wait(0.05):
+                        if state.done.is_set():
+                            return
+                    if self.cut == "before_fx":
+                        rows = self.pipe.fx(rows)
+                    if not state.put((indices, rows)):
                         return
-            except Exception as error:  # noqa: BLE001 - handed to the consumer
-                state.put((side, None, error))
-                return
-            state.put((side, None, None))
+                state.put((None, None))
+            except Exception as error:  # noqa: BLE001 - reported, the local sweep goes on
+                state.put((None, error))
 
-        threads = [threading.Thread(target=run, args=("local", lambda: iter(
-            self._local_dataset(next_indices))), daemon=True)]
+        local = iter(self._local_dataset(order))
         if n:
-            threads.append(threading.Thread(target=run, args=(
-                "remote", lambda: iter(self._remote_dataset(order))), daemon=True))
-        for t in threads:
-            t.start()
-        finished, start = set(), time.perf_counter()
-        remaining, streak = n, 0
+            state.allowed.set()
+            threading.Thread(target=remote, daemon=True).start()
+        start = time.perf_counter()
+        remaining = n
         try:
             while remaining > 0:
-                try:
-                    item = state.queue.get_nowait()
-                    streak += 1
-                    if streak >= self.patience:
-                        state.waiting.clear()
-                except queue.Empty:
-                    state.waiting.set()
-                    streak = 0
-                    report["waits"] += 1
-                    item = state.queue.get()
-                side, indices, rows = item
-                if indices is None:
-                    finished.add(side)
+                item, side, waited = None, "remote", False
+                if state.allowed.is_set():
+                    try:
+                        item = state.queue.get_nowait()
+                    except queue.Empty:
+                        pass
+                if item is None:
+                    side, t0 = "local", time.perf_counter()
+                    # The local sweep alone covers the epoch: it cannot end
+                    # before every file has been delivered.
+                    item = next(local)
+                    waited = time.perf_counter() - t0 > NOT_INPUT_BOUND_SECONDS
+                    report["waits"] += waited
+                indices, rows = item
+                if indices is None:  # the remote side ended (or failed)
+                    report["remote_finished"] = rows is None
                     if isinstance(rows, Exception):
-                        if side == "local":
-                            raise rows
                         report["remote_error"] = str(rows)
-                    if "local" in finished and remaining > 0:
-                        raise RuntimeError(f"offload: the local sweep ended with {remaining} "
-                                           "files undelivered (a bug)")
                     continue
                 indices = indices.numpy()
                 fresh = ~delivered[indices]
@@ -223,7 +215,12 @@ class Offload:
                 remaining -= len(indices)
                 report[side] += len(indices)
                 report[f"{side}_batches"] += 1
-                report["seconds"] = time.perf_counter() - start
+                now = time.perf_counter()
+                report["seconds"] = now - start
+                if governor.batch(len(indices), waited, now):
+                    report["windows"] += 1
+                    report["remote_windows"] += governor.remote_on
+                    (state.allowed.set if governor.remote_on else state.allowed.clear)()
                 if self.labels is None:
                     yield rows
                 else:
@@ -231,7 +228,6 @@ class Offload:
         finally:
             state.finish()
             report["seconds"] = time.perf_counter() - start
-            report["remote_finished"] = "remote" in finished
             report["finished"] = remaining == 0
 
     def dataset(self):
@@ -270,12 +266,12 @@ def _relaxed_spec(value):
 
 
 class _EpochState:
-    """What the consumer and the two producer threads share for one epoch."""
+    """What the consumer and the remote thread share for one epoch."""
 
     def __init__(self, size):
         self.queue = queue.Queue(size)
-        self.done = threading.Event()      # the epoch is over: producers stop
-        self.waiting = threading.Event()   # the trainer waited lately: take remote batches
+        self.done = threading.Event()     # the epoch is over: the thread stops
+        self.allowed = threading.Event()  # the workers' batches are wanted now
 
     def put(self, item):
         """Queues `item` unless the epoch ended first; False then."""
@@ -289,7 +285,57 @@ class _EpochState:
 
     def finish(self):
         self.done.set()
-        self.waiting.set()
+
+
+class _Governor:
+    """Whether the workers' batches are taken, decided window by window
+    (`window` batches delivered):
+      - when: only if the trainer waited for at least one batch of the
+        last window (remote="always": always);
+      - whether it pays: the delivered files/s of windows with the workers
+        and without are compared; after each PROBE_EVERY windows one window
+        runs the other way, and the workers stay on only if their windows
+        were at least GAIN times faster (Cachew's rule of thumb: keep a
+        worker while it helps by 7%, here 5%). Shipping features costs the
+        trainer's CPU too: with a cheap FX it can cost more than it saves."""
+
+    PROBE_EVERY = 6
+    GAIN = 1.05
+
+    def __init__(self, mode, window):
+        self.mode, self.window = mode, max(1, window)
+        self.remote_on = True
+        self.rates = {True: None, False: None}
+        self.windows = 0
+        self._reset(time.perf_counter())
+
+    def _reset(self, now):
+        self.files, self.batches, self.waited, self.since = 0, 0, 0, now
+
+    def batch(self, files, waited, now):
+        """Counts a delivered batch; True when a window closed (remote_on
+        may then have changed)."""
+        self.files += files
+        self.batches += 1
+        self.waited += waited
+        if self.batches < self.window:
+            return False
+        seconds = now - self.since
+        rate = self.files / seconds if seconds > 0 else float("inf")
+        old = self.rates[self.remote_on]
+        self.rates[self.remote_on] = rate if old is None else 0.5 * (old + rate)
+        self.windows += 1
+        if self.mode == "always":
+            self.remote_on = True
+        elif not self.waited:
+            self.remote_on = False  # the trainer never waited: no need
+        elif self.windows % self.PROBE_EVERY == 0 or self.rates[not self.remote_on] is None:
+            self.remote_on = not self.remote_on  # measure the other way
+        else:
+            on, off = self.rates[True], self.rates[False]
+            self.remote_on = on is not None and off is not None and on >= self.GAIN * off
+        self._reset(now)
+        return True
 
 
 def offload(pipe, dispatcher=None, **kwargs):
