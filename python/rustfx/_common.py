@@ -49,8 +49,10 @@ def _fsencoded(x):
     return x
 
 
-class Files(collections.namedtuple("Files", ["paths", "max_bytes", "on_error"])):
-    """Files for an extractor to read itself: what rustfx.files returns."""
+class Files(collections.namedtuple("Files", ["paths", "max_bytes", "on_error", "cache"],
+                                   defaults=(None,))):
+    """Files for an extractor to read itself: what rustfx.files returns
+    (`cache`: a rustfx.FeatureCache to look their features up in, or None)."""
 
 
 _THREADS_PASSED_ON = False

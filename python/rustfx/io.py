@@ -6,9 +6,12 @@ import functools
 import tensorflow as tf
 from tensorflow.python.eager.context import eager_mode as _eager_mode
 
+from rustfx import cached
 from rustfx._common import Files, no_autograph, ops, path_strings, strings
+from rustfx.cached import FeatureCache
 
-__all__ = ["read_files", "files", "sha256", "Files", "ReadStatus", "DEFAULT_MAX_BYTES"]
+__all__ = ["read_files", "files", "sha256", "Files", "ReadStatus", "DEFAULT_MAX_BYTES",
+           "FeatureCache"]
 
 from rustfx_core import DEFAULT_MAX_BYTES
 
@@ -47,7 +50,7 @@ def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise",
     return contents
 
 
-def files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise"):
+def files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise", cache=None):
     """The files at `paths`, for an extractor to read itself: pass the
     result to any extractor in place of its contents.
 
@@ -67,9 +70,15 @@ def files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise"):
       paths: tf.string tensor of any shape (str paths os.fsencode'd, as
         for read_files); the output has its shape.
       max_bytes, on_error: as for read_files.
+      cache: a rustfx.FeatureCache: each file's features are looked up by
+        its content and the spec, and extracted and stored on a miss, the
+        same rows bit for bit (rustfx/cached.py says how, and why such a
+        graph cannot be saved). Paths then of rank 0 or 1.
     """
     check_read_parameters(max_bytes, on_error)
-    return Files(paths, max_bytes, on_error)
+    if cache is not None:
+        cached.check(cache)
+    return Files(paths, max_bytes, on_error, cache)
 
 
 @functools.lru_cache(maxsize=256)

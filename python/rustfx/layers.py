@@ -53,7 +53,7 @@ containing them), and need the TensorFlow backend inside a model; in a
 import keras
 import tensorflow as tf
 
-from rustfx import io
+from rustfx import cached, io
 from rustfx.spec import FeatureSpec, extract, registry
 
 _register = keras.saving.register_keras_serializable(package="rustfx")
@@ -65,7 +65,7 @@ class _Extractor(keras.layers.Layer):
 
     extractor = None
 
-    def __init__(self, *args, spec=None, files=None, pad=None, **kwargs):
+    def __init__(self, *args, spec=None, files=None, pad=None, cache=None, **kwargs):
         names = [p["name"] for p in registry()[self.extractor]["params"]]
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__} takes at most {len(names)} "
@@ -88,6 +88,11 @@ class _Extractor(keras.layers.Layer):
         if files is not None and not isinstance(files, dict):
             raise TypeError("files must be None or a dict of rustfx.files keywords "
                             f"(max_bytes, on_error), got {files!r}")
+        if cache is not None:
+            if files is None:
+                raise TypeError("cache= is for a layer whose inputs are paths: give files= too "
+                                "(files={} for rustfx.files' defaults)")
+            cached.check(cache)
         rows = spec.rows
         if pad is not None and not (rows.ragged and rows.dtype != "string"):
             raise TypeError(f"pad is for ragged numeric rows; {spec.extractor} with these "
@@ -96,6 +101,10 @@ class _Extractor(keras.layers.Layer):
         self.spec = spec
         self.pad = pad
         self._files = None if files is None else dict(files)
+        # Not in the config: a directory of this machine, and a graph with a
+        # cached extraction cannot be saved (rustfx/cached.py). Set it to
+        # None before exporting the model.
+        self.cache = cache
         self.supports_jit = False
         # Inputs are strings: no float conversion, and Python lists of bytes
         # are accepted when called eagerly.
@@ -109,7 +118,7 @@ class _Extractor(keras.layers.Layer):
         with tf.device("CPU:0"):
             inputs = tf.convert_to_tensor(inputs)
             if self._files is not None:
-                inputs = io.files(inputs, **self._files)
+                inputs = io.files(inputs, **self._files, cache=self.cache)
             out = extract(self.spec, inputs)
             if self.pad is not None:
                 out = out.to_tensor(default_value=tf.cast(self.pad, out.dtype))
@@ -144,7 +153,7 @@ def _make_layer(entry):
     name = _class_name(entry["name"])
     doc = (f"`rustfx.{entry['name']}` as a layer: {entry['doc']}.\n\n"
            f"Takes the function's keywords ({', '.join(p['name'] for p in entry['params']) or 'none'}) "
-           "or spec=, and files=.")
+           "or spec=, and files= (and cache=, a rustfx.FeatureCache, with files=).")
     cls = type(name, (_Extractor,), {"extractor": entry["name"], "__doc__": doc,
                                      "__module__": __name__, "__qualname__": name})
     return _register(cls)

@@ -68,9 +68,10 @@ class FeatureCache:
         """Closes the database (also done when the object is collected)."""
         self.__del__()
 
-    def _rows(self, spec, function, documents, *args):
-        """The public rows of `function(handle, spec, *args)`'s output of
-        `documents` rows (spec: a FeatureSpec, or its JSON or dict)."""
+    def _converted(self, spec, function, documents, *args):
+        """`function(handle, spec, *args)`'s output of `documents` rows as
+        the spec's Rows.convert gives it (spec: a FeatureSpec, or its JSON
+        or dict)."""
         spec = FeatureSpec.from_json(spec)
         text = spec.to_json().encode()
         message = ctypes.c_void_p()
@@ -78,10 +79,14 @@ class FeatureCache:
         if not handle:
             raise RuntimeError(_abi._taken_message(message))
         try:
-            rows = spec.rows
-            return rows.public(rows.convert(OutputBuffers(handle, documents)))
+            return spec.rows.convert(OutputBuffers(handle, documents))
         finally:
             _abi.lib().rustfx_output_free(handle)
+
+    def _rows(self, spec, function, documents, *args):
+        """The public rows of `function(handle, spec, *args)`."""
+        rows = FeatureSpec.from_json(spec).rows
+        return rows.public(self._converted(spec, function, documents, *args))
 
     def extract(self, spec, documents):
         """rustfx_core.extract(spec, documents), bit for bit (documents: a
@@ -96,12 +101,20 @@ class FeatureCache:
         cache's key (key="content": every file read and hashed; "stat":
         only the misses read). A file that cannot be read is an empty
         document, never stored."""
-        raw = [os.fsencode(p) for p in paths]
+        rows = FeatureSpec.from_json(spec).rows
+        return rows.public(self.convert_files(spec, paths, max_bytes=max_bytes)[0])
+
+    def convert_files(self, spec, paths, *, max_bytes=DEFAULT_MAX_BYTES):
+        """extract_files' rows as the spec's Rows.convert gives them, and
+        the read status of each file (int32, a tf.errors code, 0 = read)."""
+        raw = [p if isinstance(p, bytes) else os.fsencode(p) for p in paths]
         ends = np.cumsum([len(p) for p in raw], dtype=np.uint64)
         codes = np.zeros(len(raw), np.int32)
         joined = b"".join(raw)
-        return self._rows(spec, _abi.lib().rustfx_cache_extract_files, len(raw), joined,
-                          len(joined), ends.ctypes.data, len(raw), max_bytes, codes.ctypes.data)
+        rows = self._converted(spec, _abi.lib().rustfx_cache_extract_files, len(raw), joined,
+                               len(joined), ends.ctypes.data, len(raw), max_bytes,
+                               codes.ctypes.data)
+        return rows, codes
 
     def get(self, spec, document):
         """The stored features of one document (bytes) for `spec`, in
