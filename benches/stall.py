@@ -18,11 +18,21 @@ rustfx.pipeline.profile, for:
              run through once, untimed)
   ceiling    FastFlow's GThp: take(1).cache().repeat(), input free
 
-and the profile's recommendation for the local pipeline. The columns for
-full offload, FastFlow's rule (offload iff GThp/LThp >= 1.3, local ratio
-LThp / (LThp + N*RThp), fixed once), the best static split and rustfx's
-automatic choice are left as TODO: they need the offload of issue 39,
-part 3 (one worker on CPU 1).
+and the profile's recommendation for the local pipeline; then, with one
+tf.data service worker (`python -m rustfx.service worker`, pinned to CPU 1
+with taskset) and the dispatcher in this process:
+
+  full       every batch from the worker (distribute, "distributed_epoch")
+  FastFlow   FastFlow's rule applied once: offload iff ceiling / local >=
+             1.3, then a fixed local share LThp / (LThp + N*RThp) (N = 1,
+             RThp the worker's files/s with no trainer), the two sides
+             merged by sample_from_datasets with those weights
+  best split the best of the static local shares in SPLITS, same merge
+  auto       rustfx.offload(pipe, dispatcher) as a user would call it
+             (remote="when_waiting", the cut it measures)
+
+each as files/s and stall; then "auto / best" and the goals' ratios. The
+epoch's file list is long enough that each measurement is one epoch.
 
 Workloads: EMBER2024 vectors (rustfx.ember_features) of PE files
 (tests/golden/pe by default, --pe-dir for a larger corpus such as
@@ -38,7 +48,9 @@ import datetime
 import glob
 import os
 import random
+import subprocess
 import sys
+import time
 
 if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1 \
         and "--any-cpu" not in sys.argv:
@@ -54,12 +66,16 @@ from rustfx import pipeline  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BATCH = 32
 SWEEP = (0, 0.25, 0.5, 1, 2, 4)  # step time, in units of the local time per batch
+SPLITS = (0.2, 0.35, 0.5, 0.65, 0.8)  # static local shares tried (plus 0 and 1)
+WARMUP = 2
+MIN_SECONDS = 2.0
 
 
-def pe_files(directory):
+def pe_files(directory, count=None):
     directory = directory or os.path.join(ROOT, "tests", "golden", "pe")
-    return sorted(p for p in glob.glob(os.path.join(directory, "**", "*"), recursive=True)
-                  if os.path.isfile(p) and os.path.getsize(p) > 0)
+    found = sorted(p for p in glob.glob(os.path.join(directory, "**", "*"), recursive=True)
+                   if os.path.isfile(p) and os.path.getsize(p) > 0)
+    return random.Random(0).sample(found, min(count, len(found))) if count else found
 
 
 def text_files(count):
@@ -88,22 +104,128 @@ def cached_second_epoch(pipe, step, steps):
     return pipeline.profile(cached, step=step, steps=steps, ceiling_steps=3)
 
 
-def sweep(name, paths, fx, steps):
+class Trained:
+    """A simulated trainer's run: files/s and stall."""
+
+    def __init__(self, elements, step, steps):
+        samples, rows, wall, _ = pipeline._consume(elements, pipeline._step_function(step),
+                                                   steps, WARMUP)
+        self.files_per_second = rows / wall if wall else 0.0
+        self.stall = sum(s.wait for s in samples) / wall if wall else 0.0
+
+    def __str__(self):
+        return f"{self.files_per_second:,.0f} ({self.stall:.0%})"
+
+
+class Worker:
+    """A tf.data service worker process on CPU 1, and the dispatcher here."""
+
+    def __init__(self):
+        self.dispatcher = tf.data.experimental.service.DispatchServer()
+        address = self.dispatcher.target.split("://")[1]
+        self.log = open(os.devnull, "w")
+        pin = ["taskset", "-c", "1"] if os.cpu_count() > 1 else []
+        self.process = subprocess.Popen(
+            [*pin, sys.executable, "-m", "rustfx.service", "worker", "--dispatcher", address],
+            stdout=subprocess.PIPE, stderr=self.log, text=True,
+            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+        self.process.stdout.readline()  # "... worker started on port N ..."
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+def remote(pipe, service, paths):
+    ds = tf.data.Dataset.from_tensor_slices(tf.constant(paths, tf.string)).batch(BATCH)
+    fx, max_bytes = pipe.fx, pipe.max_bytes
+    ds = ds.map(lambda p: fx(rustfx.files(p, max_bytes=max_bytes)),
+                num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    return ds.apply(tf.data.experimental.service.distribute("distributed_epoch", service))
+
+
+def static_split(pipe, service, share):
+    """A fixed local share of the batches (FastFlow's kind of split)."""
+    if share >= 1:
+        return pipe.dataset()
+    if share <= 0:
+        return remote(pipe, service, pipe.paths)
+    k = int(round(share * len(pipe.paths)))
+    return tf.data.Dataset.sample_from_datasets(
+        [pipe.dataset(pipe.paths[:k]), remote(pipe, service, pipe.paths[k:])],
+        weights=[share, 1 - share], seed=0, stop_on_empty_dataset=False)
+
+
+def pipeline_alone(paths, fx, seconds):
+    """Files/s of the local pipeline, looped for about `seconds`."""
+    pipe = pipeline.from_files(paths, fx, batch_size=BATCH)
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for batch in pipe.dataset():
+            done += pipeline._rows(batch)
+    return done / (time.perf_counter() - start)
+
+
+def two_cpu_bound(workload, args):
+    """The machine's bound for any split over CPUs 0 and 1: the pipeline
+    alone here (CPU 0) and in a second process on CPU 1 at the same time,
+    their files/s summed (on a VM whose two vCPUs share a physical core or
+    its memory bandwidth, this is well under twice one)."""
+    if os.cpu_count() < 2:
+        return None
+    command = ["taskset", "-c", "1", sys.executable, os.path.abspath(__file__), "--alone",
+               workload, "--seconds", "8", *_corpus_args(args)]
+    other = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    time.sleep(3)  # its import and first batches
+    here = pipeline_alone(*WORKLOADS[workload](args), 6)
+    there = float(other.communicate()[0].strip().splitlines()[-1])
+    return here, there
+
+
+def _corpus_args(args):
+    out = ["--text-files", str(args.text_files)]
+    if args.pe_dir:
+        out += ["--pe-dir", args.pe_dir]
+    if args.pe_files:
+        out += ["--pe-files", str(args.pe_files)]
+    return out
+
+
+def sweep(name, paths, fx, steps, worker, bound):
     pipe = pipeline.from_files(paths, fx, batch_size=BATCH)
     probe = pipeline.profile(pipe, step=0, steps=steps)
     per_batch = BATCH / probe.input_elements_per_second
     mean_size = probe.bytes_before_fx
+    # A measurement lasts at least MIN_SECONDS (more steps where batches
+    # are quick), and one epoch covers it: the paths repeated as needed.
+    def steps_at(step):
+        return max(steps, int(MIN_SECONDS / max(step, per_batch)))
+    need = (steps_at(0) + WARMUP + 4) * BATCH
+    long_paths = (paths * (need // len(paths) + 1))[:need]
+    long_pipe = pipeline.from_files(long_paths, fx, batch_size=BATCH)
+    service = worker.dispatcher.target
+    remote_alone = Trained(remote(long_pipe, service, long_paths), 0,
+                           steps_at(0)).files_per_second
+    auto = rustfx.offload(long_pipe, service)
     print(f"\n### {name} (load average {os.getloadavg()[0]:.1f}): {len(paths)} files, "
           f"{mean_size / 1e3:,.1f} kB mean, "
           f"{probe.bytes_after_fx:,.0f} feature bytes per file; "
           f"local pipeline alone {probe.input_elements_per_second:,.0f} files/s "
-          f"({per_batch * 1e3:.1f} ms per batch of {BATCH}); stages: "
+          f"({per_batch * 1e3:.1f} ms per batch of {BATCH}), the worker alone "
+          f"{remote_alone:,.0f} files/s; stages: "
           + ", ".join(f"{s.name} {s.elements_per_second:,.0f}/s" for s in probe.stages.values())
-          + "\n")
-    print("| step (ms) | pipeline alone files/s | local files/s | local stall "
-          "| cache ep. 2 files/s | cache stall | ceiling files/s | profile says | full offload "
-          "| FastFlow rule | best static split | rustfx auto |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|")
+          + f"; rustfx.offload's cut: {auto.cut}")
+    if bound:
+        print(f"\nThe machine's bound for two CPUs: the pipeline alone on CPU 0 and CPU 1 at "
+              f"once made {bound[0]:,.0f} + {bound[1]:,.0f} = {sum(bound):,.0f} files/s "
+              f"({sum(bound) / probe.input_elements_per_second:.2f}x one alone).")
+    print()
+    print("files/s (stall)\n")
+    print("| step (ms) | pipeline alone | local | cache ep. 2 | ceiling | profile says "
+          "| full offload | FastFlow rule | best static split | rustfx auto | auto / best "
+          "| auto / local |")
+    print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     for factor in SWEEP:
         step = factor * per_batch
         local = pipeline.profile(pipe, step=step, steps=steps)
@@ -112,26 +234,61 @@ def sweep(name, paths, fx, steps):
         said = rec.action if rec.action != "offload" else f"offload {rec.workers} @ {rec.cut}"
         if rec.action == "cache" and rec.workers:
             said += f" (epoch 1: {rec.workers} worker{'s' * (rec.workers != 1)})"
+        lthp, gthp = local.input_elements_per_second, local.ceiling_elements_per_second
+        n = steps_at(step)
+        splits = {share: Trained(static_split(long_pipe, service, share), step, n)
+                  for share in (1.0, *SPLITS, 0.0)}
+        best_share = max(splits, key=lambda s: splits[s].files_per_second)
+        best = splits[best_share]
+        if gthp / max(lthp, 1e-9) >= pipeline.OFFLOAD_RATIO:
+            ff_share = lthp / (lthp + 1 * remote_alone)
+            fastflow = Trained(static_split(long_pipe, service, ff_share), step, n)
+            ff = f"{fastflow} @ {ff_share:.2f}"
+        else:
+            ff = f"{splits[1.0]} (local)"
+        ran = Trained(auto, step, n)
         print(f"| {step * 1e3:.1f} | {local.input_elements_per_second:,.0f} "
-              f"| {local.elements_per_second:,.0f} | {local.stall:.0%} "
-              f"| {cache.elements_per_second:,.0f} | {cache.stall:.0%} "
-              f"| {local.ceiling_elements_per_second:,.0f} | {said} "
-              f"| TODO | TODO | TODO | TODO |", flush=True)
+              f"| {local.elements_per_second:,.0f} ({local.stall:.0%}) "
+              f"| {cache.elements_per_second:,.0f} ({cache.stall:.0%}) "
+              f"| {gthp:,.0f} | {said} | {splits[0.0]} | {ff} "
+              f"| {best} @ {best_share:.2f} | {ran} "
+              f"| {ran.files_per_second / best.files_per_second:.2f} "
+              f"| {ran.files_per_second / splits[1.0].files_per_second:.2f} |", flush=True)
+        auto_report = auto.report
+    print(f"\nrustfx.offload's last epoch: {auto_report['local']} files local, "
+          f"{auto_report['remote']} remote, {auto_report['dropped_duplicates']} dropped twins")
+
+
+WORKLOADS = {"pe": lambda args: (pe_files(args.pe_dir, args.pe_files), ember),
+             "text": lambda args: (text_files(args.text_files), ngrams)}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20, help="timed steps per profile")
     parser.add_argument("--pe-dir", help="PE files (default tests/golden/pe)")
+    parser.add_argument("--pe-files", type=int, help="a sample of this many PE files")
     parser.add_argument("--text-files", type=int, default=2000)
     parser.add_argument("--any-cpu", action="store_true", help="do not pin to CPU 0")
+    parser.add_argument("--alone", choices=sorted(WORKLOADS),
+                        help="only print the files/s of this workload's local pipeline")
+    parser.add_argument("--seconds", type=float, default=8)
     args = parser.parse_args()
+    if args.alone:
+        print(pipeline_alone(*WORKLOADS[args.alone](args), args.seconds))
+        return
     cpus = sorted(os.sched_getaffinity(0))
     print(f"rustfx.pipeline stall sweep, {datetime.date.today()}, TF {tf.__version__}, "
           f"CPUs {cpus} of {os.cpu_count()}, batch {BATCH}, {args.steps} steps per profile, "
           f"load average {os.getloadavg()[0]:.1f}")
-    sweep("EMBER2024 vectors of PE files", pe_files(args.pe_dir), ember, args.steps)
-    sweep("hashed word 1-2-grams of text files", text_files(args.text_files), ngrams, args.steps)
+    worker = Worker()
+    try:
+        for workload, name in (("pe", "EMBER2024 vectors of PE files"),
+                               ("text", "hashed word 1-2-grams of text files")):
+            bound = two_cpu_bound(workload, args)
+            sweep(name, *WORKLOADS[workload](args), args.steps, worker, bound)
+    finally:
+        worker.stop()
 
 
 if __name__ == "__main__":

@@ -103,6 +103,7 @@ class Offload:
         self.seed, self._epoch = seed, 0
         self.cut = cut or self._measure_cut()
         self.report = None
+        self._built = None
 
     @property
     def dispatcher_address(self):
@@ -134,6 +135,15 @@ class Offload:
         return ds.prefetch(tf.data.AUTOTUNE).apply(tf.data.experimental.service.distribute(
             processing_mode="distributed_epoch", service=self.dispatcher))
 
+    def _datasets(self, order):
+        """(local, remote) datasets of `order`; kept while the order is the
+        same (no seed), so a new epoch does not trace fx again (each
+        iteration of the remote one is a new tf.data service job)."""
+        key = order.tobytes()
+        if self._built is None or self._built[0] != key:
+            self._built = (key, self._local_dataset(order), self._remote_dataset(order))
+        return self._built[1:]
+
     def _local_dataset(self, order):
         # The local sweep: from the back, all of it if need be (it alone
         # covers the epoch); the consumer drops what the workers delivered.
@@ -163,7 +173,7 @@ class Offload:
 
         def remote():  # a thread: the workers' batches, fetched only while allowed
             try:
-                for indices, rows in iter(self._remote_dataset(order)):
+                for indices, rows in iter(remote_dataset):
                     while not state.allowed.wait(0.05):
                         if state.done.is_set():
                             return
@@ -175,7 +185,8 @@ class Offload:
             except Exception as error:  # noqa: BLE001 - reported, the local sweep goes on
                 state.put((None, error))
 
-        local = iter(self._local_dataset(order))
+        local_dataset, remote_dataset = self._datasets(order)
+        local = iter(local_dataset)
         if n:
             state.allowed.set()
             threading.Thread(target=remote, daemon=True).start()
