@@ -62,6 +62,7 @@ import tensorflow as tf  # noqa: E402
 
 import rustfx  # noqa: E402
 from rustfx import pipeline  # noqa: E402
+from rustfx.offload import batched_source  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BATCH = 32
@@ -137,11 +138,14 @@ class Worker:
 
 
 def remote(pipe, service, paths):
-    ds = tf.data.Dataset.from_tensor_slices(tf.constant(paths, tf.string)).batch(BATCH)
+    # One split per batch, as rustfx.offload does (one per file would make
+    # every file a request to the dispatcher, on CPU 0).
+    ds = batched_source(range(len(paths)), paths, BATCH)
     fx, max_bytes = pipe.fx, pipe.max_bytes
-    ds = ds.map(lambda p: fx(rustfx.files(p, max_bytes=max_bytes)),
+    ds = ds.map(lambda i, p: fx(rustfx.files(p, max_bytes=max_bytes)),
                 num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
-    return ds.apply(tf.data.experimental.service.distribute("distributed_epoch", service))
+    return ds.apply(tf.data.experimental.service.distribute("distributed_epoch", service,
+                                                            compression=None))
 
 
 def static_split(pipe, service, share):

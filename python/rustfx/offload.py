@@ -123,9 +123,7 @@ class Offload:
 
     def _remote_dataset(self, order):
         fx, max_bytes, cut = self.pipe.fx, self.pipe.max_bytes, self.cut
-        paths = tf.constant(self.paths[order].tolist(), tf.string)
-        ds = tf.data.Dataset.from_tensor_slices((tf.constant(order, tf.int64), paths))
-        ds = ds.batch(self.pipe.batch_size)
+        ds = batched_source(order, self.paths[order].tolist(), self.pipe.batch_size)
         if cut == "after_fx":
             ds = ds.map(lambda i, p: (i, fx(io.files(p, max_bytes=max_bytes))),
                         num_parallel_calls=tf.data.AUTOTUNE)
@@ -133,7 +131,7 @@ class Offload:
             ds = ds.map(lambda i, p: (i, io.read_files(p, max_bytes=max_bytes)),
                         num_parallel_calls=tf.data.AUTOTUNE)
         return ds.prefetch(tf.data.AUTOTUNE).apply(tf.data.experimental.service.distribute(
-            processing_mode="distributed_epoch", service=self.dispatcher))
+            processing_mode="distributed_epoch", service=self.dispatcher, compression=None))
 
     def _datasets(self, order):
         """(local, remote) datasets of `order`; kept while the order is the
@@ -261,6 +259,21 @@ class Offload:
             return spec
         label = tf.TensorSpec([None, *self.labels.shape[1:]], tf.as_dtype(self.labels.dtype))
         return spec, label
+
+
+def batched_source(indices, paths, batch_size):
+    """A dataset of (indices, paths) batches whose elements are the batches
+    themselves: under dynamic sharding one split is then one batch. (Batched
+    after the source, each file is a split, and each split is a request to
+    the dispatcher, which runs on the trainer's CPU: at 2,000 files/s of
+    text that cost the trainer half its throughput.)"""
+    n = len(indices)
+    splits = np.arange(0, n + batch_size, batch_size)[: -(-n // batch_size) + 1]
+    splits[-1] = n
+    chunk = tf.RaggedTensor.from_row_splits
+    return tf.data.Dataset.from_tensor_slices((
+        chunk(tf.constant(np.asarray(indices, np.int64)), splits),
+        chunk(tf.constant(list(paths), tf.string), splits)))
 
 
 def _relaxed_spec(value):
