@@ -58,6 +58,7 @@ if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1 \
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import rustfx  # noqa: E402
@@ -69,7 +70,7 @@ BATCH = 32
 SWEEP = (0, 0.25, 0.5, 1, 2, 4)  # step time, in units of the local time per batch
 SPLITS = (0.2, 0.35, 0.5, 0.65, 0.8)  # static local shares tried (plus 0 and 1)
 WARMUP = 2
-MIN_SECONDS = 2.0
+MIN_SECONDS = 3.0
 
 
 def pe_files(directory, count=None):
@@ -263,6 +264,61 @@ def sweep(name, paths, fx, steps, worker, bound):
           f"{auto_report['remote']} remote, {auto_report['dropped_duplicates']} dropped twins")
 
 
+def shift(args, worker, seconds=2.0):
+    """A mid-run shift: an epoch whose middle files are 4x larger than its
+    ends (workers take the front, the local sweep the back, so both meet
+    the larger files mid-run), run by rustfx.offload with an input-bound
+    trainer. Prints the files/s of 2 s windows after the last small batch
+    against the best static split on the large files alone."""
+    found = [(os.path.getsize(p), p) for p in pe_files(args.pe_dir)]
+    small = [p for size, p in found if 150e3 <= size <= 300e3]
+    large = [p for size, p in found if 600e3 <= size <= 1.2e6]
+    if len(small) < 64 or len(large) < 64:
+        print("\n(no shift measurement: the PE corpus lacks 64 files of 150-300 kB and of "
+              "0.6-1.2 MB; --pe-dir a larger one)")
+        return
+    rng = random.Random(0)
+    small, large = rng.sample(small, 64), rng.sample(large, 64)
+    n_small, n_large = 2000, 1200
+    smalls = [small[i % 64] for i in range(n_small)]
+    larges = [large[i % 64] for i in range(n_large)]
+    paths = smalls[: n_small // 2] + larges + smalls[n_small // 2:]
+    is_large = np.array([False] * (n_small // 2) + [True] * n_large + [False] * (n_small // 2))
+    service = worker.dispatcher.target
+    large_pipe = pipeline.from_files(larges, ember, batch_size=BATCH)
+    shares = {share: Trained(static_split(large_pipe, service, share), 0, 20).files_per_second
+              for share in (1.0, *SPLITS, 0.0)}
+    best_share = max(shares, key=shares.get)
+    off = rustfx.offload(pipeline.from_files(paths, ember, batch_size=BATCH), service,
+                         labels=np.arange(len(paths)))
+    events, start = [], time.perf_counter()
+    for _, labels in off:
+        labels = labels.numpy()
+        events.append((time.perf_counter() - start, len(labels), bool(is_large[labels].all())))
+    last_small = max(t for t, _, big in events if not big)
+    after = [(t, n) for t, n, _ in events if t > last_small]
+    windows = []
+    t = last_small
+    while after and t + seconds <= after[-1][0]:
+        windows.append(sum(n for u, n in after if t < u <= t + seconds) / seconds)
+        t += seconds
+    best = shares[best_share]
+    first_ok = next((i for i, w in enumerate(windows) if w >= 0.95 * best), None)
+    print(f"\n### A mid-run shift: EMBER2024 vectors, files 4x larger mid-epoch "
+          f"({np.mean([os.path.getsize(p) for p in small]) / 1e3:,.0f} kB -> "
+          f"{np.mean([os.path.getsize(p) for p in large]) / 1e3:,.0f} kB on average)\n")
+    print(f"best static split on the large files: {best:,.0f} files/s at local share "
+          f"{best_share:.2f} (" + ", ".join(f"{s:.2f}: {v:,.0f}" for s, v in shares.items())
+          + ")")
+    print(f"rustfx.offload after the last small batch ({last_small:.1f} s into the epoch), "
+          f"files/s per {seconds:.0f} s window: "
+          + ", ".join(f"{w:,.0f} ({w / best:.0%})" for w in windows))
+    print("back within 95% of the best: " + (
+        f"in the window ending {(first_ok + 1) * seconds:.0f} s after the shift"
+        if first_ok is not None else "not within the epoch"))
+    print(f"the epoch: {off.report['local']} files local, {off.report['remote']} remote")
+
+
 WORKLOADS = {"pe": lambda args: (pe_files(args.pe_dir, args.pe_files), ember),
              "text": lambda args: (text_files(args.text_files), ngrams)}
 
@@ -291,6 +347,7 @@ def main():
                                ("text", "hashed word 1-2-grams of text files")):
             bound = two_cpu_bound(workload, args)
             sweep(name, *WORKLOADS[workload](args), args.steps, worker, bound)
+        shift(args, worker)
     finally:
         worker.stop()
 

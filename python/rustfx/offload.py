@@ -26,7 +26,8 @@ only add. Whether their batches are taken is decided window by window
 (`patience` batches): only while the trainer waits (it waited for a
 batch of the last window: next() took over 50 us), and only while it
 pays (windows with the workers' batches must deliver 5% more files/s than
-windows without; one window in six runs the other way to keep measuring).
+windows without; a window now and then runs the other way to keep
+measuring, less often while the choice holds).
 Shipping costs the trainer's CPU too, so with a cheap FX the workers can
 cost more than they save; then they are left idle (their client stops
 fetching). remote="always" takes their batches whenever they come.
@@ -317,24 +318,36 @@ class _Governor:
       - when: only if the trainer waited for at least one batch of the
         last window (remote="always": always);
       - whether it pays: the delivered files/s of windows with the workers
-        and without are compared; after each PROBE_EVERY windows one window
-        runs the other way, and the workers stay on only if their windows
-        were at least GAIN times faster (Cachew's rule of thumb: keep a
-        worker while it helps by 7%, here 5%). Shipping features costs the
-        trainer's CPU too: with a cheap FX it can cost more than it saves."""
+        and without are compared, and the workers stay on only if their
+        windows were at least GAIN times faster (Cachew's rule of thumb:
+        keep a worker while it helps by 7%, here 5%). To keep measuring, a
+        window now and then runs the other way: after PROBE_FIRST windows,
+        then twice as long each time the probe confirms the choice (up to
+        PROBE_MOST), back to PROBE_FIRST when it flips. Shipping features
+        costs the trainer's CPU too: with a cheap FX it can cost more than
+        it saves."""
 
-    PROBE_EVERY = 6
+    PROBE_FIRST, PROBE_MOST = 4, 64
     GAIN = 1.05
 
-    def __init__(self, mode, window):
+    def __init__(self, mode, window, now=None):
         self.mode, self.window = mode, max(1, window)
         self.remote_on = True
         self.rates = {True: None, False: None}
-        self.windows = 0
-        self._reset(time.perf_counter())
+        self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
+        self.probing, self.before_probe = False, True
+        self._reset(time.perf_counter() if now is None else now)
 
     def _reset(self, now):
         self.files, self.batches, self.waited, self.since = 0, 0, 0, now
+
+    def _choice(self):
+        """On, unless windows without the workers were measured and those
+        with them were not GAIN times faster."""
+        on, off = self.rates[True], self.rates[False]
+        if off is None:
+            return True
+        return on is not None and on >= self.GAIN * off
 
     def batch(self, files, waited, now):
         """Counts a delivered batch; True when a window closed (remote_on
@@ -345,20 +358,28 @@ class _Governor:
         if self.batches < self.window:
             return False
         seconds = now - self.since
-        rate = self.files / seconds if seconds > 0 else float("inf")
-        old = self.rates[self.remote_on]
-        self.rates[self.remote_on] = rate if old is None else 0.5 * (old + rate)
-        self.windows += 1
+        if seconds > 0:  # a clock that did not move says nothing
+            rate = self.files / seconds
+            old = self.rates[self.remote_on]
+            self.rates[self.remote_on] = rate if old is None else 0.5 * (old + rate)
+        waited = self.waited
+        self._reset(now)
         if self.mode == "always":
             self.remote_on = True
-        elif not self.waited:
-            self.remote_on = False  # the trainer never waited: no need
-        elif self.windows % self.PROBE_EVERY == 0 or self.rates[not self.remote_on] is None:
-            self.remote_on = not self.remote_on  # measure the other way
+        elif not waited:
+            self.remote_on, self.probing = False, False  # the trainer never waited
+        elif self.probing:  # the probe window is measured: choose again
+            self.probing = False
+            before, self.remote_on = self.before_probe, self._choice()
+            self.interval = min(self.PROBE_MOST, self.interval * 2) \
+                if self.remote_on == before else self.PROBE_FIRST
+            self.until_probe = self.interval
         else:
-            on, off = self.rates[True], self.rates[False]
-            self.remote_on = on is not None and off is not None and on >= self.GAIN * off
-        self._reset(now)
+            self.until_probe -= 1
+            self.remote_on = self._choice()
+            if self.until_probe <= 0:  # run the next window the other way
+                self.probing, self.before_probe = True, self.remote_on
+                self.remote_on = not self.remote_on
         return True
 
 

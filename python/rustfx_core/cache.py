@@ -149,6 +149,61 @@ class FeatureCache:
                                            ctypes.byref(message)):
             raise RuntimeError(_abi._taken_message(message))
 
+    def put_rows(self, spec, digests, rows):
+        """Stores rows the core extracted elsewhere (a corpus job's) for
+        `spec`, one per document: `digests`, the documents' SHA-256 digests
+        (32 bytes each, end to end: the content key), and `rows` in the
+        form spec.rows.convert gives (a 2-D array, Ragged, Strings or
+        Sparse). Checked whole against the spec before anything is stored
+        (RuntimeError with the core's message otherwise); one transaction."""
+        spec = FeatureSpec.from_json(spec)
+        text = spec.to_json().encode()
+        n = len(digests) // 32
+        if len(digests) != 32 * n:
+            raise ValueError(f"digests must be 32 bytes each, got {len(digests)} bytes")
+        keep = []  # the arrays must outlive the call
+
+        def buffer(array, dtype=None):
+            if array is None:
+                return None, 0
+            array = np.ascontiguousarray(array, dtype)
+            keep.append(array)
+            return array.ctypes.data, array.size
+
+        string_ends = row_ends = indices = (None, 0)
+        kind = spec.rows.kind
+        if kind == "dense":
+            values = rows
+        elif spec.rows.dtype == "string":
+            values = rows.data
+            string_ends = buffer(rows.string_ends, np.uint64)
+            row_ends = buffer(rows.row_splits[1:], np.uint64)
+        else:
+            values = rows.values
+            row_ends = buffer(rows.row_splits[1:], np.uint64)
+            if kind == "sparse":
+                indices = buffer(rows.indices, np.uint64)
+        if row_ends[1] not in (0, n) or (kind != "dense" and row_ends[1] != n) \
+                or (kind == "dense" and len(rows) != n):
+            raise ValueError(f"{n} digests for rows of another number of documents")
+        values = np.ascontiguousarray(values)
+        keep.append(values)
+        message = ctypes.c_void_p()
+        if not _abi.lib().rustfx_cache_put_rows(
+                self._handle, text, len(text), n, digests, values.ctypes.data, values.nbytes,
+                string_ends[0], string_ends[1], row_ends[0], indices[0], indices[1],
+                ctypes.byref(message)):
+            raise RuntimeError(_abi._taken_message(message))
+
+    def fill_from_corpus(self, output):
+        """Stores every read row of a corpus job's Parquet shards (OUT of
+        `python -m rustfx.corpus`, a directory or URI) under its sha256 and
+        each feature's spec: features extracted on a cluster are then what
+        training reads. Returns {"rows", "skipped", "shards"}. Needs
+        pyarrow (rustfx[ray])."""
+        from rustfx_core.corpus.fill import fill
+        return fill(self, output)
+
     def stats(self):
         """{"hits", "misses", "corrupt", "evicted"}: what this handle did;
         {"entries", "bytes"}: what the cache holds, every process's."""

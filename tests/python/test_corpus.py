@@ -31,6 +31,7 @@ pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed")
 import tensorflow as tf  # noqa: E402
 
 import rustfx  # noqa: E402
+import rustfx_core  # noqa: E402
 from rustfx import corpus  # noqa: E402
 
 from hostile_files import make_hostile_paths  # noqa: E402
@@ -255,6 +256,49 @@ def test_parity_with_the_ops(fmt, corpus_list, local_ray, tmp_path):
         if fmt == "parquet":
             row = _plain_parquet_row(row, FEATURES)
         _check_same(row, want, i, FEATURES)
+
+
+def test_a_feature_cache_filled_from_the_shards_serves_training(corpus_list, local_ray,
+                                                               tmp_path):
+    # FEATURES plus a ragged int16 column (MalConv2's input): every layout
+    # and a dtype beyond the first three.
+    features = {"features": {**FEATURES["features"], "bytes16": {
+        "extractor": "byte_sequence",
+        "params": {"max_len": 4096, "dtype": "int16", "output": "ragged"}}}}
+    listing, paths = corpus_list
+    paths = paths[:120]
+    with open(tmp_path / "list.txt", "w") as f:
+        f.write("".join(p + "\n" for p in paths))
+    out = str(tmp_path / "out")
+    corpus.run(features, str(tmp_path / "list.txt"), out, fmt="parquet", shard_size=50)
+    cache = rustfx_core.FeatureCache(tmp_path / "cache")
+    filled = cache.fill_from_corpus(out)
+    columns = corpus.FeatureSet.load(features).features
+    assert filled == {"rows": len(paths) * len(columns), "skipped": 0, "shards": 3}
+    # Training reads: every file of every spec a hit, the rows the core's.
+    documents = rustfx_core.read_files(paths)
+    for column, spec in columns.items():
+        before = cache.stats()
+        got = cache.extract_files(spec, paths)
+        after = cache.stats()
+        assert after["hits"] - before["hits"] == len(paths), column
+        assert after["misses"] == before["misses"], column
+        want = rustfx_core.extract(spec, documents)
+        assert _same_rows(got, want), column
+    # Rows that do not fit their spec are refused whole, nothing stored.
+    spec = columns["byte_histogram"]
+    with pytest.raises(RuntimeError, match="rows of"):
+        cache.put_rows(spec, b"\0" * 32, np.zeros((1, 255), np.float32))
+    with pytest.raises(ValueError, match="digests"):
+        cache.put_rows(spec, b"\0" * 33, np.zeros((1, 256), np.float32))
+
+
+def _same_rows(a, b):
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, tuple) and hasattr(a, "_fields"):
+        return all(_same_rows(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def _plain_parquet_row(row, feature_set):

@@ -148,6 +148,23 @@ def test_keras_fit_and_a_custom_loop_on_the_dataset(worker):
     assert off.report["finished"]
 
 
+@pytest.mark.parametrize("gain", [2.0, 0.5, 1.0])
+def test_the_governor_keeps_the_workers_only_while_they_pay(gain):
+    # Simulated windows: files/s is `gain` times higher with the workers on.
+    # They must end up on most of the time when they double the rate, off
+    # most of the time when they halve it or change nothing (5% needed).
+    from rustfx.offload import _Governor
+    governor, now, on = _Governor("when_waiting", window=1, now=0.0), 0.0, 0
+    for _ in range(400):
+        now += 1.0 / (gain if governor.remote_on else 1.0)
+        governor.batch(1, True, now)
+        on += governor.remote_on
+    assert (on > 300) if gain > 1.05 else (on < 100), on
+    idle = _Governor("when_waiting", window=1, now=0.0)
+    idle.batch(1, False, 1.0)
+    assert not idle.remote_on  # the trainer did not wait: no workers
+
+
 def test_bad_arguments_say_what_is_allowed():
     pipe = pipeline.from_files(PE_FILES[:2], ember)
     with pytest.raises(ValueError, match="cut must be one of"):

@@ -6,11 +6,14 @@
 //! once and keeps it, so a cached epoch builds no extractor. Rows come back
 //! as an [`Output`] (the one `rustfx_extract` returns, read with
 //! `rustfx_output_array`), so Python converts cached and extracted rows
-//! with the same code. Rows are only ever stored from the core's own
-//! extraction: there is no entry point that stores rows the caller made.
+//! with the same code. Rows are stored from the core's own extraction,
+//! or, by [`rustfx_cache_put_rows`], from rows the core extracted
+//! elsewhere (a corpus job's shards), checked whole against the spec
+//! before they are stored.
 
 use crate::{bytes, output_of, report, text, Documents, Output};
 use rustfx::error::catch_panic;
+use rustfx::output::{Batch, DType, Layout, Strings, Values};
 use rustfx::read::check_max_bytes;
 use rustfx::spec::FeatureSpec;
 use rustfx::{Error, Result};
@@ -262,6 +265,101 @@ pub unsafe extern "C" fn rustfx_cache_put(
         let contents: Vec<&[u8]> = docs.contents.iter().map(Vec::as_slice).collect();
         let keys: Vec<DocKey> = contents.iter().map(|d| DocKey::of_content(d)).collect();
         let batch = spec.build()?.extract_batch(&contents)?;
+        cache.cache.put_many(&spec, &keys, &batch)
+    });
+    match outcome {
+        Ok(()) => true,
+        Err(e) => {
+            report(&e, message);
+            false
+        }
+    }
+}
+
+/// `len` values of `T` at `data` (null allowed when `len` is 0), copied.
+unsafe fn copied<T: Copy>(data: *const T, len: usize, what: &str) -> Result<Vec<T>> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    if data.is_null() {
+        return Err(Error::invalid_argument(format!(
+            "null {what} with a length"
+        )));
+    }
+    // SAFETY: the caller passes `len` readable values at `data`.
+    Ok(unsafe { std::slice::from_raw_parts(data, len) }.to_vec())
+}
+
+/// Stores `rows` documents' rows for the spec, made elsewhere by the core
+/// (a corpus job's output), under their content digests (`rows` SHA-256
+/// digests of 32 bytes at `digests`), replacing what was stored, in one
+/// transaction. The rows in the layout of the spec's output:
+/// - `values`: `values_len` bytes, the values in native byte order (strings:
+///   their bytes end to end, and `string_count` ends at `string_ends`);
+/// - `row_ends`: `rows` ends (ragged and sparse; null for dense);
+/// - `indices`: one column per value (sparse; else null and 0).
+///
+/// Checked whole against the spec (layout, dtype, width, ends, sorted
+/// indices) before anything is stored: `InvalidArgument` otherwise. False
+/// and a message on failure.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rustfx_cache_put_rows(
+    cache: *mut Cache,
+    spec: *const u8,
+    spec_len: usize,
+    rows: usize,
+    digests: *const u8,
+    values: *const u8,
+    values_len: usize,
+    string_ends: *const u64,
+    string_count: usize,
+    row_ends: *const u64,
+    indices: *const u64,
+    index_count: usize,
+    message: *mut *mut c_char,
+) -> bool {
+    let outcome = catch_panic("rustfx_cache_put_rows", || {
+        // SAFETY: see `cache` and `Cache::spec`; the caller passes the
+        // lengths above at each pointer.
+        let cache = unsafe { self::cache(cache) }?;
+        let spec = unsafe { cache.spec(spec, spec_len) }?;
+        let digest_bytes = unsafe { bytes(digests, rows.saturating_mul(32)) }?;
+        let value_bytes = unsafe { bytes(values, values_len) }?;
+        let output = spec.output();
+        let values = match output.dtype {
+            DType::String => Values::String(Strings {
+                bytes: value_bytes.to_vec(),
+                ends: unsafe { copied(string_ends, string_count, "string ends") }?,
+            }),
+            dtype => Values::from_host_bytes(dtype, value_bytes)?,
+        };
+        let row_ends = || unsafe { copied(row_ends, rows, "row ends") };
+        let batch = match output.layout {
+            Layout::Dense => Batch::Dense {
+                rows,
+                width: output.width.unwrap_or(0),
+                values,
+            },
+            Layout::Ragged => Batch::Ragged {
+                values,
+                row_ends: row_ends()?,
+            },
+            Layout::Sparse => Batch::Sparse {
+                width: output.width.unwrap_or(0),
+                indices: unsafe { copied(indices, index_count, "indices") }?,
+                values,
+                row_ends: row_ends()?,
+            },
+        };
+        batch.check(&output, rows)?;
+        let keys: Vec<DocKey> = digest_bytes
+            .chunks_exact(32)
+            .map(|d| DocKey(d.try_into().expect("chunks of 32")))
+            .collect();
         cache.cache.put_many(&spec, &keys, &batch)
     });
     match outcome {

@@ -40,7 +40,7 @@ pub use explain::*;
 /// The layout of this ABI; `_core.py` refuses a library of another one.
 /// 3: explanations (`rustfx_explain` and its accessors); 4: the feature
 /// cache (`rustfx_cache_*`).
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 /// [`ABI_VERSION`].
 #[no_mangle]

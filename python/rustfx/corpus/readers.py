@@ -3,13 +3,9 @@
 URI, as the job's --output."""
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from rustfx_core.corpus.arrow import METADATA_KEY
-from rustfx_core.corpus.features import FeatureSet
-from rustfx_core.corpus.shards import OutputDir
+from rustfx_core.corpus.shards import OutputDir, parquet_tables
 from rustfx_core.corpus.shards import load_feature_set as _load_feature_set
-from rustfx_core.corpus.shards import shard_names
 
 
 def load_feature_set(output, feature_set=None):
@@ -25,17 +21,7 @@ def read_parquet(output, feature_set=None):
     version of every spec)."""
     out_dir = OutputDir(output)
     found, _ = _load_feature_set(out_dir, feature_set)
-    tables = []
-    for name in shard_names(out_dir, "parquet"):
-        with out_dir.open(name) as f:
-            table = pq.read_table(f)
-        stored = (table.schema.metadata or {}).get(METADATA_KEY, b"{}").decode()
-        try:
-            if FeatureSet.load(stored) != found:
-                raise ValueError("its feature set differs from spec.json's")
-        except Exception as e:
-            raise ValueError(f"{out_dir.location(name)}: {getattr(e, 'message', e)}") from e
-        tables.append(table)
+    tables = [table for _, table in parquet_tables(out_dir, found)]
     if not tables:
         return found.arrow_schema().empty_table()
     return pa.concat_tables(tables)

@@ -16,7 +16,7 @@ A failed document's feature columns are null.
 import numpy as np
 import pyarrow as pa
 
-from rustfx_core.outputs import RowsVisitor
+from rustfx_core.outputs import _NUMPY_DTYPES, RowsVisitor
 
 #: Schema metadata key of the feature set in each Parquet file.
 METADATA_KEY = b"rustfx.feature_set"
@@ -28,7 +28,8 @@ BASE_FIELDS = (pa.field("path", pa.binary()), pa.field("size", pa.int64()),
                pa.field("message", pa.string()))
 BASE_COLUMNS = tuple(f.name for f in BASE_FIELDS)
 
-_VALUE_TYPES = {"float32": pa.float32(), "int32": pa.int32(), "int64": pa.int64()}
+# Every numeric dtype of the core (rustfx_core.outputs), as Arrow's.
+_VALUE_TYPES = {name: pa.from_numpy_dtype(dtype) for name, dtype in _NUMPY_DTYPES.items()}
 
 
 class _Columns(RowsVisitor):

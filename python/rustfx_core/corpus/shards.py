@@ -232,6 +232,21 @@ def load_feature_set(out_dir, feature_set=None):
     return found, stored
 
 
+def parquet_tables(out_dir, found):
+    """(name, pyarrow.Table) of each Parquet shard of OutputDir `out_dir`,
+    each checked to hold FeatureSet `found` in its schema metadata."""
+    for name in shard_names(out_dir, "parquet"):
+        with out_dir.open(name) as f:
+            table = pq.read_table(f)
+        stored = (table.schema.metadata or {}).get(METADATA_KEY, b"{}").decode()
+        try:
+            if FeatureSet.load(stored) != found:
+                raise ValueError("its feature set differs from spec.json's")
+        except Exception as e:
+            raise ValueError(f"{out_dir.location(name)}: {getattr(e, 'message', e)}") from e
+        yield name, table
+
+
 def check_or_write_meta(out_dir, meta):
     """Writes OUT/spec.json, or checks that the one there describes the
     same job (else the committed shards would not line up)."""

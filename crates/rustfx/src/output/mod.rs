@@ -148,6 +148,74 @@ impl Batch {
         }
     }
 
+    /// `InvalidArgument` unless the batch is `rows` documents of `output`
+    /// and whole: its layout and dtype, `rows * width` dense values,
+    /// row ends that never go back and end at the last value, string ends
+    /// likewise, sparse indices strictly increasing within a row and below
+    /// the width. What a host checks before it trusts rows made elsewhere
+    /// (a feature cache filled from a corpus job's shards).
+    pub fn check(&self, output: &OutputSpec, rows: usize) -> Result<()> {
+        let bad = |what: String| {
+            Err(Error::invalid_argument(format!(
+                "rows of {output:?}: {what}"
+            )))
+        };
+        if self.layout() != output.layout || self.values().dtype() != output.dtype {
+            return bad(format!(
+                "got {:?} {} rows",
+                self.layout(),
+                self.values().dtype().name()
+            ));
+        }
+        if self.rows() != rows {
+            return bad(format!("{} rows for {rows} documents", self.rows()));
+        }
+        if let Values::String(strings) = self.values() {
+            if !ends_fit(&strings.ends, strings.bytes.len()) {
+                return bad("string ends do not fit the bytes".into());
+            }
+        }
+        let count = self.values().len();
+        match self {
+            Batch::Dense { width, .. } => {
+                if Some(*width) != output.width || rows.checked_mul(*width) != Some(count) {
+                    return bad(format!("{count} values, width {width}"));
+                }
+            }
+            Batch::Ragged { row_ends, .. } => {
+                if !ends_fit(row_ends, count) {
+                    return bad("row ends do not fit the values".into());
+                }
+            }
+            Batch::Sparse {
+                width,
+                indices,
+                row_ends,
+                ..
+            } => {
+                if Some(*width) != output.width
+                    || indices.len() != count
+                    || !ends_fit(row_ends, count)
+                {
+                    return bad("indices, values and row ends do not fit".into());
+                }
+                let mut start = 0;
+                for &end in row_ends {
+                    let row = &indices[start..end as usize];
+                    if row.windows(2).any(|w| w[0] >= w[1])
+                        || row.iter().any(|&i| i >= *width as u64)
+                    {
+                        return bad(
+                            "sparse indices not increasing within a row, or past the width".into(),
+                        );
+                    }
+                    start = end as usize;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// How many documents the batch holds.
     pub fn rows(&self) -> usize {
         match self {
@@ -262,6 +330,11 @@ pub fn row_range(row_ends: &[u64], i: usize) -> std::ops::Range<usize> {
     start..row_ends[i] as usize
 }
 
+/// Whether `ends` never go back and end at `len` (or are empty with `len` 0).
+fn ends_fit(ends: &[u64], len: usize) -> bool {
+    ends.windows(2).all(|w| w[0] <= w[1]) && ends.last().map_or(len == 0, |&e| e == len as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Batch, Values};
@@ -346,5 +419,73 @@ mod tests {
                 assert!(same(&other, &whole), "{text}: replaced");
             }
         }
+    }
+
+    /// `check` passes what the core extracts, for every registry example,
+    /// and refuses rows that do not fit: another width, dtype or count,
+    /// ends past the values, sparse indices out of order or past the width.
+    #[test]
+    fn check_accepts_extracted_rows_and_refuses_broken_ones() {
+        let docs: [&[u8]; 3] = [b"MZ hello world hello", b"", b"\xff\xfe a\0b\0c\0d\0"];
+        for entry in EXTRACTORS {
+            for params in entry.examples {
+                let text = format!(r#"{{"extractor": "{}", "params": {params}}}"#, entry.name);
+                let spec = FeatureSpec::from_json(&text).unwrap();
+                let batch = spec.build().unwrap().extract_batch(&docs).unwrap();
+                batch.check(&spec.output(), docs.len()).expect(&text);
+                assert!(
+                    batch.check(&spec.output(), docs.len() + 1).is_err(),
+                    "{text}"
+                );
+            }
+        }
+        let output = |layout, dtype, width| super::OutputSpec {
+            layout,
+            dtype,
+            width,
+        };
+        use super::{DType, Layout};
+        let dense = Batch::Dense {
+            rows: 2,
+            width: 2,
+            values: Values::from(vec![1f32, 2.0, 3.0]),
+        };
+        assert!(dense
+            .check(&output(Layout::Dense, DType::Float32, Some(2)), 2)
+            .is_err());
+        let dense = Batch::Dense {
+            rows: 1,
+            width: 2,
+            values: Values::from(vec![1f32, 2.0]),
+        };
+        assert!(dense
+            .check(&output(Layout::Dense, DType::Float32, Some(2)), 1)
+            .is_ok());
+        assert!(dense
+            .check(&output(Layout::Dense, DType::Int32, Some(2)), 1)
+            .is_err());
+        let ragged = Batch::Ragged {
+            values: Values::from(vec![1i16, 2]),
+            row_ends: vec![3],
+        };
+        assert!(ragged
+            .check(&output(Layout::Ragged, DType::Int16, None), 1)
+            .is_err());
+        let sparse = |indices: Vec<u64>| Batch::Sparse {
+            width: 4,
+            indices,
+            values: Values::from(vec![1f32, 1.0]),
+            row_ends: vec![2],
+        };
+        let spec = output(Layout::Sparse, DType::Float32, Some(4));
+        assert!(sparse(vec![0, 3]).check(&spec, 1).is_ok());
+        assert!(sparse(vec![3, 0]).check(&spec, 1).is_err());
+        assert!(sparse(vec![1, 1]).check(&spec, 1).is_err());
+        assert!(sparse(vec![0, 4]).check(&spec, 1).is_err());
+        let odd = Values::from_host_bytes(DType::Int16, &[1, 0, 2]);
+        assert!(odd.is_err());
+        let read = Values::from_host_bytes(DType::UInt16, &[1, 0, 2, 1]).unwrap();
+        assert_eq!(read, Values::from(vec![1u16, 258]));
+        assert!(Values::from_host_bytes(DType::String, b"ab").is_err());
     }
 }

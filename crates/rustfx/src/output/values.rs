@@ -289,6 +289,26 @@ macro_rules! define_values {
                 }
             }
 
+            /// Values of a numeric `dtype` copied from a host's bytes (native
+            /// byte order, any alignment): `InvalidArgument` if they are not
+            /// a whole number of values or `dtype` is strings.
+            pub fn from_host_bytes(dtype: DType, bytes: &[u8]) -> Result<Values> {
+                let size = dtype.size().unwrap_or(0);
+                if size == 0 || bytes.len() % size != 0 {
+                    return Err(Error::invalid_argument(format!(
+                        "{} bytes are not a whole number of {} values",
+                        bytes.len(),
+                        dtype.name()
+                    )));
+                }
+                Ok(match dtype {
+                    $(DType::$variant => Values::$variant(
+                        bytes.chunks_exact(size).map(bytemuck::pod_read_unaligned).collect(),
+                    ),)+
+                    DType::String => unreachable!("strings have no size"),
+                })
+            }
+
             /// Every numeric value as `i64` (a model's integer input);
             /// `None` for strings.
             pub fn to_i64(&self) -> Option<Vec<i64>> {
