@@ -70,6 +70,17 @@ fn hand_output(outcome: Result<Output>, message: *mut *mut c_char) -> *mut Outpu
     }
 }
 
+/// True, or false and the message.
+fn done(outcome: Result<()>, message: *mut *mut c_char) -> bool {
+    match outcome {
+        Ok(()) => true,
+        Err(e) => {
+            report(&e, message);
+            false
+        }
+    }
+}
+
 /// Opens (creating) the feature cache in `directory` (`directory_len`
 /// bytes, a path), capped at `*max_bytes` (null: the core's default, so no
 /// other language repeats it), keyed by `key` ("content" or "stat",
@@ -267,13 +278,7 @@ pub unsafe extern "C" fn rustfx_cache_put(
         let batch = spec.build()?.extract_batch(&contents)?;
         cache.cache.put_many(&spec, &keys, &batch)
     });
-    match outcome {
-        Ok(()) => true,
-        Err(e) => {
-            report(&e, message);
-            false
-        }
-    }
+    done(outcome, message)
 }
 
 /// `len` values of `T` at `data` (null allowed when `len` is 0), copied.
@@ -362,13 +367,7 @@ pub unsafe extern "C" fn rustfx_cache_put_rows(
             .collect();
         cache.cache.put_many(&spec, &keys, &batch)
     });
-    match outcome {
-        Ok(()) => true,
-        Err(e) => {
-            report(&e, message);
-            false
-        }
-    }
+    done(outcome, message)
 }
 
 /// Writes the cache's [`CACHE_STATS`] figures to `stats`: hits, misses,
@@ -395,11 +394,5 @@ pub unsafe extern "C" fn rustfx_cache_stats(
         unsafe { ptr::copy_nonoverlapping(figures.as_ptr(), stats, CACHE_STATS) };
         Ok(())
     });
-    match outcome {
-        Ok(()) => true,
-        Err(e) => {
-            report(&e, message);
-            false
-        }
-    }
+    done(outcome, message)
 }
