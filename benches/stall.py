@@ -32,7 +32,13 @@ with taskset) and the dispatcher in this process:
              (remote="when_waiting", the cut it measures)
 
 each as files/s and stall; then "auto / best" and the goals' ratios. The
-epoch's file list is long enough that each measurement is one epoch.
+epoch's file list is long enough that each measurement (at least 3 s) is
+one epoch. Before each table, the machine's own bound for two CPUs: the
+local pipeline alone on CPU 0 and, at the same time, in a second process
+on CPU 1. After the tables, a mid-run shift: an epoch whose middle files
+are 4x larger than its ends, the files/s of rustfx.offload in 2 s windows
+after the last small batch against the best static split on the large
+files alone.
 
 Workloads: EMBER2024 vectors (rustfx.ember_features) of PE files
 (tests/golden/pe by default, --pe-dir for a larger corpus such as

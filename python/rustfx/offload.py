@@ -332,7 +332,8 @@ class _Governor:
 
     def __init__(self, mode, window, now=None):
         self.mode, self.window = mode, max(1, window)
-        self.remote_on = True
+        # Off until the trainer is seen waiting (remote="always": on).
+        self.remote_on = mode == "always"
         self.rates = {True: None, False: None}
         self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
         self.probing, self.before_probe = False, True
@@ -342,12 +343,10 @@ class _Governor:
         self.files, self.batches, self.waited, self.since = 0, 0, 0, now
 
     def _choice(self):
-        """On, unless windows without the workers were measured and those
-        with them were not GAIN times faster."""
+        """On, unless windows both with and without the workers were
+        measured and those with them were not GAIN times faster."""
         on, off = self.rates[True], self.rates[False]
-        if off is None:
-            return True
-        return on is not None and on >= self.GAIN * off
+        return on is None or off is None or on >= self.GAIN * off
 
     def batch(self, files, waited, now):
         """Counts a delivered batch; True when a window closed (remote_on
@@ -355,7 +354,10 @@ class _Governor:
         self.files += files
         self.batches += 1
         self.waited += waited
-        if self.batches < self.window:
+        # Until the workers have been tried, two waits close the window:
+        # an input-bound start need not wait a whole window for them.
+        early = not self.remote_on and self.rates[True] is None and self.waited >= 2
+        if self.batches < self.window and not early:
             return False
         seconds = now - self.since
         if seconds > 0:  # a clock that did not move says nothing

@@ -208,3 +208,6 @@ def test_wheel_keeps_the_users_tensorflow_and_matches_the_dev_build(built_wheel,
     extract = subprocess.run([str(venv / "bin" / "rustfx-extract"), "--help"], cwd=user_dir,
                              capture_output=True, text=True)
     assert extract.returncode != 0 and "pip install 'rustfx[ray]'" in extract.stderr, extract
+    # rustfx-worker, the tf.data service worker rustfx.offload uses.
+    worker = run([str(venv / "bin" / "rustfx-worker"), "--help"], cwd=user_dir)
+    assert "--dispatcher" in worker, worker
