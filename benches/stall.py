@@ -140,8 +140,14 @@ class Worker:
         self.process.stdout.readline()  # "... worker started on port N ..."
 
     def stop(self):
+        # A worker still serving an abandoned job can hang in its server's
+        # stop (docs/data_service.md): SIGTERM, then SIGKILL.
         self.process.terminate()
-        self.process.wait()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def remote(pipe, service, paths):
