@@ -336,6 +336,7 @@ WORKLOADS = {"pe": lambda args: (pe_files(args.pe_dir, args.pe_files), ember),
 
 
 def main():
+    global MIN_SECONDS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20, help="timed steps per profile")
     parser.add_argument("--pe-dir", help="PE files (default tests/golden/pe)")
@@ -345,6 +346,10 @@ def main():
     parser.add_argument("--alone", choices=sorted(WORKLOADS),
                         help="only print the files/s of this workload's local pipeline")
     parser.add_argument("--seconds", type=float, default=8)
+    parser.add_argument("--min-seconds", type=float, default=MIN_SECONDS,
+                        help="the shortest measurement (one epoch)")
+    parser.add_argument("--workloads", default="pe,text",
+                        help="which sweeps: pe, text or both (and the shift with pe)")
     args = parser.parse_args()
     if args.alone:
         print(pipeline_alone(*WORKLOADS[args.alone](args), args.seconds))
@@ -355,11 +360,15 @@ def main():
           f"load average {os.getloadavg()[0]:.1f}")
     worker = Worker()
     try:
+        MIN_SECONDS = args.min_seconds
+        chosen = args.workloads.split(",")
         for workload, name in (("pe", "EMBER2024 vectors of PE files"),
                                ("text", "hashed word 1-2-grams of text files")):
-            bound = two_cpu_bound(workload, args)
-            sweep(name, *WORKLOADS[workload](args), args.steps, worker, bound)
-        shift(args, worker)
+            if workload in chosen:
+                bound = two_cpu_bound(workload, args)
+                sweep(name, *WORKLOADS[workload](args), args.steps, worker, bound)
+        if "pe" in chosen:
+            shift(args, worker)
     finally:
         worker.stop()
 
