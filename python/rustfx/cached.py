@@ -148,8 +148,7 @@ class _Cached(RowsVisitor):
             out = lookup(p)
             data, ends = out.data.tobytes(), out.string_ends.tolist()
             strings = np.array([data[a:b] for a, b in zip([0] + ends[:-1], ends)], object)
-            return strings.astype(object) if len(strings) else np.array([], object), \
-                out.row_splits
+            return strings, out.row_splits
         values, splits = tf.numpy_function(parts, [flat], [tf.string, tf.int64], stateful=True)
         values.set_shape([None])
         splits.set_shape([None])

@@ -183,8 +183,7 @@ class FeatureCache:
             row_ends = buffer(rows.row_splits[1:], np.uint64)
             if kind == "sparse":
                 indices = buffer(rows.indices, np.uint64)
-        if row_ends[1] not in (0, n) or (kind != "dense" and row_ends[1] != n) \
-                or (kind == "dense" and len(rows) != n):
+        if (len(rows) if kind == "dense" else row_ends[1]) != n:
             raise ValueError(f"{n} digests for rows of another number of documents")
         values = np.ascontiguousarray(values)
         keep.append(values)
