@@ -21,16 +21,22 @@ meeting point both sides may extract the same file; the first copy
 delivered is kept and the other dropped (counted in the report), so no
 file appears twice and no file is missing.
 
-The local sweep runs on its own and alone covers the epoch: the workers
-only add. Whether their batches are taken is decided window by window
-(`patience` batches): only while the trainer waits (it waited for a
-batch of the last window: next() took over 50 us), and only while it
-pays (windows with the workers' batches must deliver 5% more files/s than
-windows without; a window now and then runs the other way to keep
-measuring, less often while the choice holds).
-Shipping costs the trainer's CPU too, so with a cheap FX the workers can
-cost more than they save; then they are left idle (their client stops
-fetching). remote="always" takes their batches whenever they come.
+The local sweep alone covers the epoch: the workers only add. Where the
+trainer's batches come from is decided window by window (`patience`
+batches), among three modes: the local sweep only, both sides (a
+worker's batch when one is queued, else a local one), or the workers only
+(the local sweep paused: with a cheap FX its threads cost the trainer's
+CPU more than their batches give). The workers are tried only once the
+trainer waited for a batch (next() took over 50 us); then each mode's
+delivered files/s is measured and the fastest kept, the local sweep alone
+unless another mode is 5% faster. A window now and then runs another mode
+to keep measuring, less often while the choice holds. Shipping costs the
+trainer's CPU too, so with a cheap FX the workers can cost more than they
+save; then they are left idle (their client stops fetching). If the
+workers stop delivering while the local sweep is paused, it resumes after
+4 times their usual time per batch (0.25-2 s; report["stalls"]).
+remote="always" takes their batches whenever they come, remote="only"
+pauses the local sweep whenever the workers deliver.
 
 Which cut: where fewer bytes are shipped, measured on the first batch:
 "after_fx" (workers read the files and send features) when the features
@@ -63,7 +69,7 @@ from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, FilesPipeline, _nbytes
 __all__ = ["offload", "Offload"]
 
 CUTS = ("after_fx", "before_fx")
-REMOTE = ("when_waiting", "always")
+REMOTE = ("when_waiting", "always", "only")
 
 
 class Offload:
@@ -72,8 +78,10 @@ class Offload:
     custom loop. `report` is the running (then last) epoch's dict: files,
     local and remote (files each side delivered), dropped_duplicates,
     local_batches, remote_batches, waits (batches the trainer waited for),
-    cut, seconds, remote_error, remote_finished (False: the job was
-    abandoned), finished. See the module doc for the rules."""
+    stalls (the workers stopped delivering while the local sweep was
+    paused), windows (how many ran each mode: local, both, remote), cut,
+    seconds, remote_error, remote_finished (False: the job was abandoned),
+    finished. See the module doc for the rules."""
 
     def __init__(self, pipe, dispatcher=None, *, labels=None, cut=None, remote="when_waiting",
                  patience=8, seed=None, queue_batches=4):
@@ -105,6 +113,9 @@ class Offload:
         self.cut = cut or self._measure_cut()
         self.report = None
         self._built = None
+        # Kept from epoch to epoch: the next starts where the last left off.
+        self._governor = _Governor(self.remote, self.patience)
+        self._batch_seconds = None
 
     @property
     def dispatcher_address(self):
@@ -162,22 +173,30 @@ class Offload:
             np.random.default_rng([self.seed, self._epoch]).shuffle(order)
         self._epoch += 1
         delivered = np.zeros(n, bool)
-        state = _EpochState(self.queue_batches)
-        governor = _Governor(self.remote, self.patience)
+        state = _EpochState(self.queue_batches, self._batch_seconds)
+        governor = self._governor
+        governor.new_epoch(time.perf_counter())
         report = self.report = {"files": n, "local": 0, "remote": 0, "dropped_duplicates": 0,
                                 "local_batches": 0, "remote_batches": 0, "waits": 0,
-                                "remote_windows": 0, "windows": 0, "cut": self.cut,
+                                "stalls": 0, "windows": {}, "local_cap": governor.local_cap,
+                                "cut": self.cut,
                                 "seconds": 0.0, "remote_error": None, "remote_finished": False,
                                 "finished": False}
 
         def remote():  # a thread: the workers' batches, fetched only while allowed
             try:
-                for indices, rows in iter(remote_dataset):
+                batches = iter(remote_dataset)
+                while True:
+                    asked = time.perf_counter()
+                    indices, rows = next(batches, (None, None))
+                    if indices is None:
+                        break
+                    if self.cut == "before_fx":
+                        rows = self.pipe.fx(rows)
+                    state.took(time.perf_counter() - asked)
                     while not state.allowed.wait(0.05):
                         if state.done.is_set():
                             return
-                    if self.cut == "before_fx":
-                        rows = self.pipe.fx(rows)
                     if not state.put((indices, rows)):
                         return
                 state.put((None, None))
@@ -187,30 +206,41 @@ class Offload:
         local_dataset, remote_dataset = self._datasets(order)
         local = iter(local_dataset)
         if n:
-            state.allowed.set()
+            state.allowed.set()  # until the first window: the workers' job starts
             threading.Thread(target=remote, daemon=True).start()
         start = time.perf_counter()
-        remaining = n
+        remaining, credit = n, 0.0  # credit: local batches the cap allows now
         try:
             while remaining > 0:
-                item, side, waited = None, "remote", False
-                if state.allowed.is_set():
+                item, side, cap = None, "remote", governor.local_cap
+                t0 = time.perf_counter()
+                if cap is not None:
+                    credit = min(credit + cap, 2.0)
                     try:
                         item = state.queue.get_nowait()
                     except queue.Empty:
-                        pass
+                        # Over its cap, the local side waits for the workers
+                        # (once their job has started: a new job takes a while).
+                        if credit < 1 and state.started:
+                            try:
+                                item = state.queue.get(timeout=state.patience())
+                            except queue.Empty:
+                                report["stalls"] += 1
+                                governor.stalled(time.perf_counter())
                 if item is None:
-                    side, t0 = "local", time.perf_counter()
                     # The local sweep alone covers the epoch: it cannot end
                     # before every file has been delivered.
-                    item = next(local)
-                    waited = time.perf_counter() - t0 > NOT_INPUT_BOUND_SECONDS
-                    report["waits"] += waited
+                    side, item = "local", next(local)
+                    credit = max(credit - 1, -1.0)
+                waited = time.perf_counter() - t0 > NOT_INPUT_BOUND_SECONDS
+                report["waits"] += waited
                 indices, rows = item
+                state.started |= side == "remote"
                 if indices is None:  # the remote side ended (or failed)
                     report["remote_finished"] = rows is None
                     if isinstance(rows, Exception):
                         report["remote_error"] = str(rows)
+                    governor.gone(time.perf_counter())
                     continue
                 indices = indices.numpy()
                 fresh = ~delivered[indices]
@@ -227,16 +257,19 @@ class Offload:
                 report[f"{side}_batches"] += 1
                 now = time.perf_counter()
                 report["seconds"] = now - start
+                arm = governor.arm
                 if governor.batch(len(indices), waited, now):
-                    report["windows"] += 1
-                    report["remote_windows"] += governor.remote_on
-                    (state.allowed.set if governor.remote_on else state.allowed.clear)()
+                    name = _Governor.name(arm)
+                    report["windows"][name] = report["windows"].get(name, 0) + 1
+                    report["local_cap"] = governor.local_cap
+                    (state.allowed.clear if governor.local_cap is None else state.allowed.set)()
                 if self.labels is None:
                     yield rows
                 else:
                     yield rows, tf.constant(self.labels[indices])
         finally:
             state.finish()
+            self._batch_seconds = state.batch_seconds
             report["seconds"] = time.perf_counter() - start
             report["finished"] = remaining == 0
 
@@ -293,10 +326,24 @@ def _relaxed_spec(value):
 class _EpochState:
     """What the consumer and the remote thread share for one epoch."""
 
-    def __init__(self, size):
+    def __init__(self, size, batch_seconds=None):
         self.queue = queue.Queue(size)
         self.done = threading.Event()     # the epoch is over: the thread stops
         self.allowed = threading.Event()  # the workers' batches are wanted now
+        self.batch_seconds = batch_seconds  # how long the workers take per batch
+        self.started = False              # the workers' job has delivered
+
+    def took(self, seconds):
+        """A remote batch came `seconds` after it was asked for."""
+        old = self.batch_seconds
+        self.batch_seconds = seconds if old is None else 0.8 * old + 0.2 * seconds
+
+    def patience(self):
+        """How long the consumer waits for the workers' batch before they
+        count as stalled: 4 times their usual time per batch, 0.25-2 s."""
+        if self.batch_seconds is None:
+            return 2.0
+        return min(2.0, max(0.25, 4 * self.batch_seconds))
 
     def put(self, item):
         """Queues `item` unless the epoch ended first; False then."""
@@ -313,76 +360,145 @@ class _EpochState:
 
 
 class _Governor:
-    """Whether the workers' batches are taken, decided window by window
-    (`window` batches delivered):
-      - when: only if the trainer waited for at least one batch of the
-        last window (remote="always": always);
-      - whether it pays: the delivered files/s of windows with the workers
-        and without are compared, and the workers stay on only if their
-        windows were at least GAIN times faster (Cachew's rule of thumb:
-        keep a worker while it helps by 7%, here 5%). To keep measuring, a
-        window now and then runs the other way: after PROBE_FIRST windows,
-        then twice as long each time the probe confirms the choice (up to
-        PROBE_MOST), back to PROBE_FIRST when it flips. Shipping features
-        costs the trainer's CPU too: with a cheap FX it can cost more than
-        it saves."""
+    """Where the trainer's batches come from, decided window by window (a
+    window: at least `window` batches and WINDOW_SECONDS). The choices
+    form a line, ARMS:
+      - None: the local sweep only (the workers' batches are not taken,
+        their client stops fetching);
+      - a cap c from 1 down to 0: a worker's batch whenever one is queued,
+        and the local sweep's for at most a share c of the batches; over
+        it, the trainer waits for the workers instead. c = 1 takes both
+        sides as fast as they come; c = 0 pauses the local sweep (not
+        pulled, its pipeline idles once its buffer is full). A cheap FX's
+        local threads can cost the trainer's CPU more than their batches
+        give (shipping costs it too): the cap is how much the local side
+        may take of it.
+    The rules:
+      - when: the workers are tried only once the trainer waited for a
+        batch of a local window (two waits close the first window early);
+        a local window in which it never waited stays local;
+      - how much: hill climbing on the measured files/s (a running mean
+        of each arm's windows). Now and then a window runs a neighbouring
+        arm (the one on each side in turn): after PROBE_FIRST windows,
+        then twice as long each time the probe loses (up to PROBE_MOST).
+        A probe that wins by GAIN is kept, and the next arm that way is
+        tried at once. Ties go to the local side: the local sweep alone
+        is left only for 5% more (Cachew's rule of thumb: keep a worker
+        while it helps by 7%).
+    remote="always" keeps the cap at 1, remote="only" at 0; a stall or
+    the workers' end is handled as for those (`stalled`, `gone`)."""
 
+    ARMS = (None, 1.0, 0.8, 0.65, 0.5, 0.35, 0.2, 0.0)
+    FIXED = {"always": 1, "only": len(ARMS) - 1}
     PROBE_FIRST, PROBE_MOST = 4, 64
-    GAIN = 1.05
+    GAIN, LEAVE_LOCAL = 1.02, 1.05
+    WINDOW_SECONDS = 0.25
 
-    def __init__(self, mode, window, now=None):
-        self.mode, self.window = mode, max(1, window)
-        # Off until the trainer is seen waiting (remote="always": on).
-        self.remote_on = mode == "always"
-        self.rates = {True: None, False: None}
+    def __init__(self, policy, window, now=None):
+        self.policy, self.window = policy, max(1, window)
+        self.arm = self.FIXED.get(policy, 0)
+        self.rates = [None] * len(self.ARMS)
         self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
-        self.probing, self.before_probe = False, True
+        self.probe_from, self.step = None, 1
+        self.workers_gone = False
         self._reset(time.perf_counter() if now is None else now)
+
+    @property
+    def local_cap(self):
+        """The local sweep's most share of the batches, None: local only."""
+        return None if self.workers_gone else self.ARMS[self.arm]
+
+    @staticmethod
+    def name(arm):
+        cap = _Governor.ARMS[arm]
+        return "local" if cap is None else f"{cap:.2f}"
 
     def _reset(self, now):
         self.files, self.batches, self.waited, self.since = 0, 0, 0, now
 
-    def _choice(self):
-        """On, unless windows both with and without the workers were
-        measured and those with them were not GAIN times faster."""
-        on, off = self.rates[True], self.rates[False]
-        return on is None or off is None or on >= self.GAIN * off
+    def _wins(self, arm, over):
+        """Whether `arm`'s rate beats `over`'s: by GAIN, and by LEAVE_LOCAL
+        to leave the local sweep alone (by less to go back to it)."""
+        a, b = self.rates[arm], self.rates[over]
+        if a is None or b is None:
+            return a is not None
+        need = self.LEAVE_LOCAL if over == 0 else 1 / self.LEAVE_LOCAL if arm == 0 else self.GAIN
+        return a >= need * b
 
     def batch(self, files, waited, now):
-        """Counts a delivered batch; True when a window closed (remote_on
+        """Counts a delivered batch; True when a window closed (the arm
         may then have changed)."""
         self.files += files
         self.batches += 1
         self.waited += waited
-        # Until the workers have been tried, two waits close the window:
-        # an input-bound start need not wait a whole window for them.
-        early = not self.remote_on and self.rates[True] is None and self.waited >= 2
-        if self.batches < self.window and not early:
+        early = self.arm == 0 and self.rates[1] is None and self.waited >= 2
+        if not early and (self.batches < self.window
+                          or now - self.since < self.WINDOW_SECONDS):
             return False
+        self._close(now)
+        return True
+
+    def stalled(self, now):
+        """The workers gave no batch in a while with the local sweep
+        capped: the window closes as it stands and the cap goes to 1."""
+        self._close(now, instead=1)
+
+    def gone(self, now):
+        """The workers' job ended (or failed): local for the rest of the
+        epoch (the arm is kept for the next)."""
+        if not self.workers_gone and self.arm != 0:
+            self._close(now)
+        self.workers_gone = True
+
+    def new_epoch(self, now):
+        """A new epoch starts on the arm the last ended on (its rates kept,
+        the next probe soon): its workers' job is new."""
+        if self.probe_from is not None:  # a probe cut short: back where it came from
+            self.arm, self.probe_from = self.probe_from, None
+        self.workers_gone = False
+        self.interval = self.until_probe = self.PROBE_FIRST
+        self._reset(now)
+
+    def _close(self, now, instead=None):
+        if self.workers_gone:  # local until the epoch ends: nothing to learn
+            self._reset(now)
+            return
         seconds = now - self.since
-        if seconds > 0:  # a clock that did not move says nothing
+        if seconds > 0 and self.files:  # a clock that did not move says nothing
             rate = self.files / seconds
-            old = self.rates[self.remote_on]
-            self.rates[self.remote_on] = rate if old is None else 0.5 * (old + rate)
+            old = self.rates[self.arm]
+            self.rates[self.arm] = rate if old is None else 0.5 * (old + rate)
         waited = self.waited
         self._reset(now)
-        if self.mode == "always":
-            self.remote_on = True
-        elif not waited:
-            self.remote_on, self.probing = False, False  # the trainer never waited
-        elif self.probing:  # the probe window is measured: choose again
-            self.probing = False
-            before, self.remote_on = self.before_probe, self._choice()
-            self.interval = min(self.PROBE_MOST, self.interval * 2) \
-                if self.remote_on == before else self.PROBE_FIRST
-            self.until_probe = self.interval
+        if instead is not None:
+            self.arm, self.probe_from = instead, None
+        elif self.policy in self.FIXED:
+            self.arm = self.FIXED[self.policy]
+        elif self.probe_from is not None:  # the probe window is measured
+            origin, self.probe_from = self.probe_from, None
+            if self._wins(self.arm, origin):  # kept; the next arm that way at once
+                self.interval = self.until_probe = self.PROBE_FIRST
+                self._probe()
+            else:  # back, and the other way next time
+                self.arm, self.step = origin, -self.step
+                self.interval = min(self.PROBE_MOST, self.interval * 2)
+                self.until_probe = self.interval
+        elif self.arm == 0 and not waited:
+            pass  # the trainer never waited: nothing to gain
         else:
             self.until_probe -= 1
-            self.remote_on = self._choice()
-            if self.until_probe <= 0:  # run the next window the other way
-                self.probing, self.before_probe = True, self.remote_on
-                self.remote_on = not self.remote_on
-        return True
+            if self.until_probe <= 0 or (self.arm == 0 and self.rates[1] is None):
+                self._probe()
+
+    def _probe(self):
+        """Runs the next window on a neighbouring arm."""
+        if self.arm == 0:
+            self.step = 1
+        target = self.arm + self.step
+        if not 0 <= target < len(self.ARMS):
+            self.step = -self.step
+            target = self.arm + self.step
+        self.probe_from, self.arm = self.arm, target
 
 
 def offload(pipe, dispatcher=None, **kwargs):
@@ -390,6 +506,6 @@ def offload(pipe, dispatcher=None, **kwargs):
     tf.data service workers of `dispatcher` ("HOST:PORT"; None starts one
     in this process, its address in `.dispatcher_address`). Keyword
     arguments: labels (one per file, yielded with each batch), cut
-    ("after_fx", "before_fx" or None: measured), remote ("when_waiting" or
-    "always"), patience, seed (shuffle each epoch), queue_batches."""
+    ("after_fx", "before_fx" or None: measured), remote ("when_waiting",
+    "always" or "only"), patience, seed (shuffle each epoch), queue_batches."""
     return Offload(pipe, dispatcher, **kwargs)

@@ -13,10 +13,16 @@ rustfx does that, and so does this module.
         [--worker-address THIS_HOST:5051]
     python -m rustfx.service --dispatcher HOST:5050     # the same as worker
 
-Each runs until SIGTERM or SIGINT, then stops its server and exits 0.
+Each runs until SIGTERM or SIGINT, then stops its server and exits 0. A
+server whose stop does not return within STOP_SECONDS (a worker still
+running a task of a job its client abandoned can block there, in TF's
+C++) is left behind: the process exits anyway, with status 0. A worker
+holds nothing that outlives it; a dispatcher's journal (--work-dir) is
+written as it goes.
 """
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -26,6 +32,8 @@ import tensorflow as tf
 import rustfx  # noqa: F401  (registers the ops in this process)
 
 service = tf.data.experimental.service
+
+STOP_SECONDS = 10.0
 
 
 def start_dispatcher(port=0, work_dir=None, worker_timeout_ms=None):
@@ -113,9 +121,22 @@ def main(argv=None):
               flush=True)
     while not stopping.wait(0.5):
         pass
-    server.stop()
-    print(f"rustfx tf.data service {args.role} stopped", flush=True)
-    return 0
+    if stop(server, STOP_SECONDS):
+        print(f"rustfx tf.data service {args.role} stopped", flush=True)
+        return 0
+    print(f"rustfx tf.data service {args.role}: its server did not stop within "
+          f"{STOP_SECONDS:.0f} s (a task of an abandoned job still running); exiting",
+          flush=True)
+    os._exit(0)  # the server's threads would keep a normal exit waiting
+
+
+def stop(server, seconds):
+    """Stops `server` in another thread; False if that did not return
+    within `seconds`."""
+    stopper = threading.Thread(target=server.stop, daemon=True)
+    stopper.start()
+    stopper.join(seconds)
+    return not stopper.is_alive()
 
 
 def worker_main(argv=None):

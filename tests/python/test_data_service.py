@@ -227,3 +227,35 @@ def test_killed_worker_loses_elements_but_repeats_none(cluster, machine_files):
     lost = ELEMENTS - len(indices)
     print(f"killed after {killed_at[0]} elements; {lost} lost")
     assert workers[-1].wait_started() == ports[0]
+
+
+def test_a_server_whose_stop_blocks_still_exits_on_sigterm(tmp_path):
+    # A worker serving a job its client abandoned can block in its
+    # server's stop, in TF's C++. The process must exit anyway, status 0,
+    # saying so: a supervisor's SIGTERM is not left hanging.
+    script = ("import sys, threading\n"
+              "import rustfx.service as s\n"
+              "class Stuck:\n"
+              "    def stop(self):\n"
+              "        threading.Event().wait()\n"
+              "s.STOP_SECONDS = 1.0\n"
+              "s.start_worker = lambda *args: Stuck()\n"
+              "s._bound_port = lambda server: 1\n"
+              "sys.exit(s.main(['worker', '--dispatcher', 'localhost:1']))\n")
+    log_path = tmp_path / "stuck.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([sys.executable, "-c", script], stdout=log,
+                                   stderr=subprocess.STDOUT,
+                                   env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+        try:
+            deadline = time.monotonic() + STARTUP_TIMEOUT
+            while "started on port" not in log_path.read_text():
+                assert process.poll() is None and time.monotonic() < deadline, \
+                    log_path.read_text()[-3000:]
+                time.sleep(0.1)
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=60) == 0, log_path.read_text()[-3000:]
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert "did not stop within 1 s" in log_path.read_text()
