@@ -29,7 +29,10 @@ with taskset) and the dispatcher in this process:
              merged by sample_from_datasets with those weights
   best split the best of the static local shares in SPLITS, same merge;
              the share chosen on one run each and then run again, the
-             figure shown (the best of seven noisy runs is biased up)
+             figure shown (the best of seven noisy runs is biased up);
+             with --pairs K, K runs of it and of auto in turn, the pair
+             with the median ratio shown, "auto / best" the median ratio
+             (and the range)
   auto       rustfx.offload(pipe, dispatcher) as a user would call it
              (remote="when_waiting", the cut it measures): its first epoch
              at this step time ("auto, 1st epoch"), then its next (it keeps
@@ -81,6 +84,7 @@ SWEEP = (0, 0.25, 0.5, 1, 2, 4)  # step time, in units of the local time per bat
 SPLITS = (0.2, 0.35, 0.5, 0.65, 0.8)  # static local shares tried (plus 0 and 1)
 WARMUP = 2
 MIN_SECONDS = 3.0
+PAIRS = 1  # --pairs
 
 
 def pe_files(directory, count=None):
@@ -261,23 +265,30 @@ def sweep(name, paths, fx, steps, worker, bound):
                   for share in (1.0, *SPLITS, 0.0)}
         best_share = max(splits, key=lambda s: splits[s].files_per_second)
         # The best of seven noisy runs is biased up (the winner's curse):
-        # the share is chosen on those runs and measured again.
-        best = Trained(static_split(long_pipe, service, best_share), step, n)
+        # the share is chosen on those runs, then measured again, in turn
+        # with rustfx's choice (pairs: the median of the pairs' ratios).
+        first = Trained(auto, step, n)
+        pairs = []
+        for _ in range(PAIRS):
+            pairs.append((Trained(static_split(long_pipe, service, best_share), step, n),
+                          Trained(auto, step, n)))
+        pairs.sort(key=lambda p: p[1].files_per_second / p[0].files_per_second)
+        best, ran = pairs[len(pairs) // 2]
+        ratios = [a.files_per_second / b.files_per_second for b, a in pairs]
         if gthp / max(lthp, 1e-9) >= pipeline.OFFLOAD_RATIO:
             ff_share = lthp / (lthp + 1 * remote_alone)
             fastflow = Trained(static_split(long_pipe, service, ff_share), step, n)
             ff = f"{fastflow} @ {ff_share:.2f}"
         else:
             ff = f"{splits[1.0]} (local)"
-        first = Trained(auto, step, n)
-        ran = Trained(auto, step, n)
         print(f"| {step * 1e3:.1f} | {local.input_elements_per_second:,.0f} "
               f"| {local.elements_per_second:,.0f} ({local.stall:.0%}) "
               f"| {cache.elements_per_second:,.0f} ({cache.stall:.0%}) "
               f"| {gthp:,.0f} | {said} | {splits[0.0]} | {ff} "
               f"| {best} @ {best_share:.2f} (sweep: {splits[best_share].files_per_second:,.0f}) "
               f"| {first} | {ran} "
-              f"| {ran.files_per_second / best.files_per_second:.2f} "
+              f"| {ratios[len(ratios) // 2]:.2f}"
+              + (f" ({ratios[0]:.2f}-{ratios[-1]:.2f})" if len(ratios) > 1 else "") + " "
               f"| {ran.files_per_second / splits[1.0].files_per_second:.2f} |", flush=True)
         auto_report = auto.report
     print(f"\nrustfx.offload's last epoch: {auto_report['local']} files local, "
@@ -340,12 +351,34 @@ def shift(args, worker, seconds=2.0):
     print(f"the epoch: {off.report['local']} files local, {off.report['remote']} remote")
 
 
+def merge_cost(args, worker, share=0.5, pairs=5):
+    """What rustfx.offload's merge costs: the text workload at step 0, the
+    local share fixed at `share` both ways: sample_from_datasets in the
+    graph, and rustfx.offload(remote=share) (its consumer in Python, the
+    workers' batches through a thread), `pairs` runs of each in turn."""
+    paths, fx = WORKLOADS["text"](args)
+    n = int(MIN_SECONDS * 12_000 / BATCH)
+    need = (n + WARMUP + 4) * BATCH
+    long_paths = (paths * (need // len(paths) + 1))[:need]
+    pipe = pipeline.from_files(long_paths, fx, batch_size=BATCH)
+    service = worker.dispatcher.target
+    off = rustfx.offload(pipe, service, remote=share)
+    ratios = []
+    for _ in range(pairs):
+        graph = Trained(static_split(pipe, service, share), 0, n).files_per_second
+        ratios.append(Trained(off, 0, n).files_per_second / graph)
+    ratios.sort()
+    print(f"\n### The merge's cost: text, step 0, local share {share} both ways\n")
+    print(f"rustfx.offload(remote={share}) / sample_from_datasets at {share}, {pairs} pairs: "
+          f"median {ratios[pairs // 2]:.2f} (" + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+
+
 WORKLOADS = {"pe": lambda args: (pe_files(args.pe_dir, args.pe_files), ember),
              "text": lambda args: (text_files(args.text_files), ngrams)}
 
 
 def main():
-    global MIN_SECONDS
+    global MIN_SECONDS, PAIRS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20, help="timed steps per profile")
     parser.add_argument("--pe-dir", help="PE files (default tests/golden/pe)")
@@ -357,8 +390,11 @@ def main():
     parser.add_argument("--seconds", type=float, default=8)
     parser.add_argument("--min-seconds", type=float, default=MIN_SECONDS,
                         help="the shortest measurement (one epoch)")
+    parser.add_argument("--pairs", type=int, default=1,
+                        help="runs of the best static share and rustfx's choice, in turn")
     parser.add_argument("--workloads", default="pe,text",
-                        help="which sweeps: pe, text or both (and the shift with pe)")
+                        help="which sweeps: pe, text (the shift runs with pe); merge: "
+                             "what rustfx.offload's merge costs against the graph's")
     args = parser.parse_args()
     if args.alone:
         print(pipeline_alone(*WORKLOADS[args.alone](args), args.seconds))
@@ -369,7 +405,7 @@ def main():
           f"load average {os.getloadavg()[0]:.1f}")
     worker = Worker()
     try:
-        MIN_SECONDS = args.min_seconds
+        MIN_SECONDS, PAIRS = args.min_seconds, max(1, args.pairs)
         chosen = args.workloads.split(",")
         for workload, name in (("pe", "EMBER2024 vectors of PE files"),
                                ("text", "hashed word 1-2-grams of text files")):
@@ -378,6 +414,8 @@ def main():
                 sweep(name, *WORKLOADS[workload](args), args.steps, worker, bound)
         if "pe" in chosen:
             shift(args, worker)
+        if "merge" in chosen:
+            merge_cost(args, worker)
     finally:
         worker.stop()
 

@@ -36,7 +36,8 @@ save; then they are left idle (their client stops fetching). If the
 workers stop delivering while the local sweep is paused, it resumes after
 4 times their usual time per batch (0.25-2 s; report["stalls"]).
 remote="always" takes their batches whenever they come, remote="only"
-pauses the local sweep whenever the workers deliver.
+pauses the local sweep whenever the workers deliver, a number from 0 to 1
+fixes the local sweep's cap (its most share of the batches).
 
 Which cut: where fewer bytes are shipped, measured on the first batch:
 "after_fx" (workers read the files and send features) when the features
@@ -91,8 +92,10 @@ class Offload:
                             f"not {type(pipe).__name__}")
         if cut is not None and cut not in CUTS:
             raise ValueError(f"cut must be one of {CUTS} or None (measured), got {cut!r}")
-        if remote not in REMOTE:
-            raise ValueError(f"remote must be one of {REMOTE}, got {remote!r}")
+        if not (remote in REMOTE or (isinstance(remote, (int, float))
+                                     and not isinstance(remote, bool) and 0 <= remote <= 1)):
+            raise ValueError(f"remote must be one of {REMOTE} or a local cap from 0 to 1, "
+                             f"got {remote!r}")
         if int(patience) < 1 or int(queue_batches) < 1:
             raise ValueError("patience and queue_batches must be >= 1")
         self.pipe = pipe
@@ -219,9 +222,10 @@ class Offload:
                     try:
                         item = state.queue.get_nowait()
                     except queue.Empty:
-                        # Over its cap, the local side waits for the workers
-                        # (once their job has started: a new job takes a while).
-                        if credit < 1 and state.started:
+                        # Over its cap, the local side waits for the workers:
+                        # once their job has started (a new job takes a
+                        # while), or from the start with the local sweep paused.
+                        if credit < 1 and (state.started or cap == 0):
                             try:
                                 item = state.queue.get(timeout=state.patience())
                             except queue.Empty:
@@ -257,9 +261,9 @@ class Offload:
                 report[f"{side}_batches"] += 1
                 now = time.perf_counter()
                 report["seconds"] = now - start
-                arm = governor.arm
+                cap = governor.local_cap
                 if governor.batch(len(indices), waited, now):
-                    name = _Governor.name(arm)
+                    name = _Governor.name(cap)
                     report["windows"][name] = report["windows"].get(name, 0) + 1
                     report["local_cap"] = governor.local_cap
                     (state.allowed.clear if governor.local_cap is None else state.allowed.set)()
@@ -385,18 +389,21 @@ class _Governor:
         tried at once. Ties go to the local side: the local sweep alone
         is left only for 5% more (Cachew's rule of thumb: keep a worker
         while it helps by 7%).
-    remote="always" keeps the cap at 1, remote="only" at 0; a stall or
-    the workers' end is handled as for those (`stalled`, `gone`)."""
+    remote="always" keeps the cap at 1, remote="only" at 0, a number at
+    that number; a stall or the workers' end is handled as for those
+    (`stalled`, `gone`)."""
 
     ARMS = (None, 1.0, 0.8, 0.65, 0.5, 0.35, 0.2, 0.0)
-    FIXED = {"always": 1, "only": len(ARMS) - 1}
+    FIXED = {"always": 1.0, "only": 0.0}
     PROBE_FIRST, PROBE_MOST = 4, 64
     GAIN, LEAVE_LOCAL = 1.02, 1.05
     WINDOW_SECONDS = 0.25
 
     def __init__(self, policy, window, now=None):
-        self.policy, self.window = policy, max(1, window)
-        self.arm = self.FIXED.get(policy, 0)
+        self.window = max(1, window)
+        # A cap the user chose (remote="always", "only" or a number): kept.
+        self.fixed = self.FIXED.get(policy, None if isinstance(policy, str) else float(policy))
+        self.arm, self.stalled_window = 0, False
         self.rates = [None] * len(self.ARMS)
         self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
         self.probe_from, self.step = None, 1
@@ -406,11 +413,14 @@ class _Governor:
     @property
     def local_cap(self):
         """The local sweep's most share of the batches, None: local only."""
-        return None if self.workers_gone else self.ARMS[self.arm]
+        if self.workers_gone:
+            return None
+        if self.stalled_window:
+            return 1.0
+        return self.ARMS[self.arm] if self.fixed is None else self.fixed
 
     @staticmethod
-    def name(arm):
-        cap = _Governor.ARMS[arm]
+    def name(cap):
         return "local" if cap is None else f"{cap:.2f}"
 
     def _reset(self, now):
@@ -431,7 +441,7 @@ class _Governor:
         self.files += files
         self.batches += 1
         self.waited += waited
-        early = self.arm == 0 and self.rates[1] is None and self.waited >= 2
+        early = self.local_cap is None and self.rates[1] is None and self.waited >= 2
         if not early and (self.batches < self.window
                           or now - self.since < self.WINDOW_SECONDS):
             return False
@@ -440,7 +450,8 @@ class _Governor:
 
     def stalled(self, now):
         """The workers gave no batch in a while with the local sweep
-        capped: the window closes as it stands and the cap goes to 1."""
+        capped: the window closes as it stands and the next runs with the
+        cap at 1 (then, with a cap the user chose, that cap again)."""
         self._close(now, instead=1)
 
     def gone(self, now):
@@ -463,8 +474,12 @@ class _Governor:
         if self.workers_gone:  # local until the epoch ends: nothing to learn
             self._reset(now)
             return
+        stalled, self.stalled_window = self.stalled_window, instead is not None
+        if self.fixed is not None:
+            self._reset(now)
+            return
         seconds = now - self.since
-        if seconds > 0 and self.files:  # a clock that did not move says nothing
+        if seconds > 0 and self.files and not stalled:  # a clock that did not move says nothing
             rate = self.files / seconds
             old = self.rates[self.arm]
             self.rates[self.arm] = rate if old is None else 0.5 * (old + rate)
@@ -472,8 +487,6 @@ class _Governor:
         self._reset(now)
         if instead is not None:
             self.arm, self.probe_from = instead, None
-        elif self.policy in self.FIXED:
-            self.arm = self.FIXED[self.policy]
         elif self.probe_from is not None:  # the probe window is measured
             origin, self.probe_from = self.probe_from, None
             if self._wins(self.arm, origin):  # kept; the next arm that way at once
@@ -507,5 +520,5 @@ def offload(pipe, dispatcher=None, **kwargs):
     in this process, its address in `.dispatcher_address`). Keyword
     arguments: labels (one per file, yielded with each batch), cut
     ("after_fx", "before_fx" or None: measured), remote ("when_waiting",
-    "always" or "only"), patience, seed (shuffle each epoch), queue_batches."""
+    "always", "only" or a local cap from 0 to 1), patience, seed (shuffle each epoch), queue_batches."""
     return Offload(pipe, dispatcher, **kwargs)

@@ -405,9 +405,11 @@ def test_import_is_quiet_and_from_the_expected_place(fresh_process):
 # ---- 6. rustfx.offload on this TensorFlow's tf.data service ---------------------
 
 
-def test_offload_to_an_in_process_worker_is_exact(tmp_path):
+@pytest.mark.parametrize("remote", ["always", "only"])
+def test_offload_to_an_in_process_worker_is_exact(tmp_path, remote):
     # Files written here (the checkout is not importable); the oracle is the
-    # same pipeline run locally.
+    # same pipeline run locally. "only": the worker's batches are all but
+    # the first few (the local sweep paused once its job delivered).
     docs = [d if isinstance(d, bytes) else d.encode() for d in load_docs()] * 8
     paths = []
     for i, doc in enumerate(docs):
@@ -420,7 +422,7 @@ def test_offload_to_an_in_process_worker_is_exact(tmp_path):
 
     pipe = rustfx.pipeline.from_files(paths, fx, batch_size=4)
     expected = [row.numpy() for batch in pipe.dataset() for row in batch]
-    off = rustfx.offload(pipe, labels=np.arange(len(paths)), remote="always")
+    off = rustfx.offload(pipe, labels=np.arange(len(paths)), remote=remote)
     worker = tf.data.experimental.service.WorkerServer(
         tf.data.experimental.service.WorkerConfig(dispatcher_address=off.dispatcher_address))
     try:
@@ -433,5 +435,6 @@ def test_offload_to_an_in_process_worker_is_exact(tmp_path):
         for i, row in enumerate(expected):
             np.testing.assert_array_equal(got[i], row)
         assert off.report["finished"]
+        assert remote == "always" or off.report["remote"] > 0, off.report
     finally:
         worker.stop()

@@ -71,15 +71,20 @@ def worker(cluster):
     return cluster
 
 
-def test_split_between_local_and_a_worker_is_exact(worker):
+@pytest.mark.parametrize("remote", ["always", 0.5])
+def test_split_between_local_and_a_worker_is_exact(worker, remote):
+    # 0.5: the local sweep takes at most every other batch.
     pipe = pipeline.from_files(PE_FILES * 3, ember, batch_size=16)
     off = rustfx.offload(pipe, worker.address, labels=np.arange(len(pipe.paths)),
-                         remote="always")
+                         remote=remote)
     expected = local_rows(pipe)
     for _ in range(2):  # two epochs, each a new job
         assert_exact(run_epoch(off), expected)
         report = off.report
         assert report["finished"] and report["local"] + report["remote"] == len(expected)
+        if remote == 0.5:  # the cap the user chose, 1 only for a window after a stall
+            assert set(report["windows"]) <= {"0.50", "1.00"}, report
+            assert "1.00" not in report["windows"] or report["stalls"], report
     # The cut ships the fewer bytes, on the first batch.
     first = pipe.paths[:16]
     file_bytes = sum(os.path.getsize(p) for p in first)
@@ -213,8 +218,9 @@ def test_bad_arguments_say_what_is_allowed():
     pipe = pipeline.from_files(PE_FILES[:2], ember)
     with pytest.raises(ValueError, match="cut must be one of"):
         rustfx.offload(pipe, "localhost:1", cut="middle")
-    with pytest.raises(ValueError, match="remote must be one of"):
-        rustfx.offload(pipe, "localhost:1", remote="sometimes")
+    for bad in ("sometimes", 1.5, -0.1, True):
+        with pytest.raises(ValueError, match="remote must be one of .* or a local cap from 0 to 1"):
+            rustfx.offload(pipe, "localhost:1", remote=bad)
     with pytest.raises(ValueError, match="labels has 1 rows for 2 files"):
         rustfx.offload(pipe, "localhost:1", labels=[0])
     with pytest.raises(TypeError, match="FilesPipeline"):
