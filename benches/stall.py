@@ -373,6 +373,47 @@ def merge_cost(args, worker, share=0.5, pairs=5):
           f"median {ratios[pairs // 2]:.2f} (" + ", ".join(f"{r:.2f}" for r in ratios) + ")")
 
 
+def caps(args, worker, factor=0.5, rounds=3):
+    """Whether any fixed cap reaches the best static split where rustfx's
+    choice fell short on text (step = `factor` x the local time per batch):
+    the static shares swept once, then `rounds` rounds, in turn, of the best
+    share, rustfx.offload(remote=cap) for each cap of the governor's line,
+    and rustfx's own choice; each one's median over the rounds."""
+    from rustfx.offload import _Governor
+    paths, fx = WORKLOADS["text"](args)
+    pipe = pipeline.from_files(paths, fx, batch_size=BATCH)
+    per_batch = BATCH / pipeline.profile(pipe, step=0, steps=args.steps) \
+        .input_elements_per_second
+    step = factor * per_batch
+    n = max(args.steps, int(MIN_SECONDS / max(step, per_batch)))
+    need = (n + WARMUP + 4) * BATCH
+    long_paths = (paths * (need // len(paths) + 1))[:need]
+    long_pipe = pipeline.from_files(long_paths, fx, batch_size=BATCH)
+    service = worker.dispatcher.target
+    sweep_once = {share: Trained(static_split(long_pipe, service, share), step, n)
+                  .files_per_second for share in (1.0, *SPLITS, 0.0)}
+    best_share = max(sweep_once, key=sweep_once.get)
+    fixed = {cap: rustfx.offload(long_pipe, service, remote=cap)
+             for cap in _Governor.ARMS[1:]}
+    auto = rustfx.offload(long_pipe, service)
+    Trained(auto, step, n)  # its first epoch: it learns
+    runs = {}
+    for _ in range(rounds):
+        runs.setdefault("best static", []).append(
+            Trained(static_split(long_pipe, service, best_share), step, n).files_per_second)
+        for cap, off in fixed.items():
+            runs.setdefault(f"cap {cap:.2f}", []).append(Trained(off, step, n).files_per_second)
+        runs.setdefault("auto", []).append(Trained(auto, step, n).files_per_second)
+    median = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
+    print(f"\n### Fixed caps against the best static split: text, step {step * 1e3:.1f} ms\n")
+    print(f"best static share {best_share:.2f} (sweep: " + ", ".join(
+        f"{s:.2f}: {v:,.0f}" for s, v in sweep_once.items()) + f"); median of {rounds} rounds:\n")
+    print("| run | files/s | / best static |")
+    print("|---|---:|---:|")
+    for k, v in median.items():
+        print(f"| {k} | {v:,.0f} | {v / median['best static']:.2f} |")
+
+
 WORKLOADS = {"pe": lambda args: (pe_files(args.pe_dir, args.pe_files), ember),
              "text": lambda args: (text_files(args.text_files), ngrams)}
 
@@ -394,7 +435,8 @@ def main():
                         help="runs of the best static share and rustfx's choice, in turn")
     parser.add_argument("--workloads", default="pe,text",
                         help="which sweeps: pe, text (the shift runs with pe); merge: "
-                             "what rustfx.offload's merge costs against the graph's")
+                             "what rustfx.offload's merge costs against the graph's; caps: "
+                             "each fixed cap against the best static split (text)")
     args = parser.parse_args()
     if args.alone:
         print(pipeline_alone(*WORKLOADS[args.alone](args), args.seconds))
@@ -416,6 +458,8 @@ def main():
             shift(args, worker)
         if "merge" in chosen:
             merge_cost(args, worker)
+        if "caps" in chosen:
+            caps(args, worker)
     finally:
         worker.stop()
 
