@@ -23,21 +23,22 @@ file appears twice and no file is missing.
 
 The local sweep alone covers the epoch: the workers only add. Where the
 trainer's batches come from is decided window by window (`patience`
-batches), among three modes: the local sweep only, both sides (a
-worker's batch when one is queued, else a local one), or the workers only
-(the local sweep paused: with a cheap FX its threads cost the trainer's
-CPU more than their batches give). The workers are tried only once the
-trainer waited for a batch (next() took over 50 us); then each mode's
-delivered files/s is measured and the fastest kept, the local sweep alone
-unless another mode is 5% faster. A window now and then runs another mode
-to keep measuring, less often while the choice holds. Shipping costs the
-trainer's CPU too, so with a cheap FX the workers can cost more than they
-save; then they are left idle (their client stops fetching). If the
-workers stop delivering while the local sweep is paused, it resumes after
-4 times their usual time per batch (0.25-2 s; report["stalls"]).
-remote="always" takes their batches whenever they come, remote="only"
-pauses the local sweep whenever the workers deliver, a number from 0 to 1
-fixes the local sweep's cap (its most share of the batches).
+batches and 0.25 s) by a governor (`_Governor`) on a line of arms: the
+local sweep only (the workers' client stops fetching), then a cap on the
+local sweep's share of the batches from 1 (both sides as they come) down
+to 0 (the local sweep paused: with a cheap FX its threads cost the
+trainer's CPU more than their batches give); a worker's batch is taken
+whenever one is queued. The workers are tried only once the trainer
+waited for a batch (next() took over 50 us); then the governor climbs the
+line on the measured files/s, leaving the local sweep alone only for 5%
+more, and probes a neighbouring arm now and then (less often while the
+choice holds). Shipping costs the trainer's CPU too, so with a cheap FX
+the workers can cost more than they save; then they are left idle. If
+the workers stop delivering while the local side waits for them, it
+resumes after 4 times their usual time per batch (0.25-2 s;
+report["stalls"]). What the governor learned is kept from epoch to epoch.
+remote="always" holds the cap at 1, remote="only" at 0, a number from 0
+to 1 at that number.
 
 Which cut: where fewer bytes are shipped, measured on the first batch:
 "after_fx" (workers read the files and send features) when the features
@@ -79,9 +80,10 @@ class Offload:
     custom loop. `report` is the running (then last) epoch's dict: files,
     local and remote (files each side delivered), dropped_duplicates,
     local_batches, remote_batches, waits (batches the trainer waited for),
-    stalls (the workers stopped delivering while the local sweep was
-    paused), windows (how many ran each mode: local, both, remote), cut,
-    seconds, remote_error, remote_finished (False: the job was abandoned),
+    stalls (the workers stopped delivering while the local side waited
+    for them), windows (how many ran each arm: "local", or the local cap
+    as "1.00" ... "0.00"), local_cap (the last arm's), cut, seconds,
+    remote_error, remote_finished (False: the job was abandoned),
     finished. See the module doc for the rules."""
 
     def __init__(self, pipe, dispatcher=None, *, labels=None, cut=None, remote="when_waiting",
