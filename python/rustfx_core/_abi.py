@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 #: The C ABI layout this module speaks (crates/rustfx-capi, ABI_VERSION).
-ABI_VERSION = 5
+ABI_VERSION = 6
 
 # rustfx_output_array's `which`: the values (of the output's dtype, bytes
 # for strings), the row splits (int64), the sparse values' column indices
@@ -64,6 +64,7 @@ def lib():
         ("rustfx_documents_message", c.c_bool,
          [c.c_void_p, c.c_size_t, out_bytes, c.POINTER(c.c_size_t)]),
         ("rustfx_documents_digest", c.c_bool, [c.c_void_p, c.c_void_p, c.c_void_p]),
+        ("rustfx_documents_content_keys", c.c_bool, [c.c_void_p, c.c_void_p]),
         ("rustfx_extract", c.c_void_p, [c.c_void_p, c.c_void_p, out_bytes]),
         ("rustfx_output_array", c.c_bool,
          [c.c_void_p, c.c_uint32, out_bytes, c.POINTER(c.c_size_t)]),
@@ -93,6 +94,7 @@ def lib():
          [c.c_void_p, c.c_char_p, c.c_size_t, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t,
           c.c_void_p, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t, out_bytes]),
         ("rustfx_cache_stats", c.c_bool, [c.c_void_p, c.c_void_p, out_bytes]),
+        ("rustfx_cache_flush", c.c_bool, [c.c_void_p, out_bytes]),
         ("rustfx_spec_query", c.c_bool,
          [c.c_char_p, c.c_size_t, c.c_char_p, c.c_size_t, out_bytes,
           c.POINTER(c.c_size_t), out_bytes]),
@@ -345,3 +347,12 @@ class Documents:
             raise RuntimeError("rustfx_documents_digest failed (a bug in rustfx)")
         text = hexes.raw.decode("ascii")
         return sizes, [text[64 * i:64 * (i + 1)] for i in range(self._n)]
+
+    def content_keys(self):
+        """Each document's feature-cache content key (its BLAKE3, what
+        b3sum prints) as 64-digit hex strings."""
+        keys = ctypes.create_string_buffer(32 * self._n)
+        if not lib().rustfx_documents_content_keys(self._handle, keys):
+            raise RuntimeError("rustfx_documents_content_keys failed (a bug in rustfx)")
+        raw = keys.raw
+        return [raw[32 * i:32 * (i + 1)].hex() for i in range(self._n)]

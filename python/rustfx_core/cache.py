@@ -5,14 +5,20 @@ C ABI; docs/stalls.md, "The feature cache").
     cache = rustfx_core.FeatureCache("/data/fx-cache", max_bytes=20 << 30)
     rows = cache.extract(spec, documents)   # == rustfx_core.extract(spec, documents)
 
-An entry's key is the SHA-256 of the document's bytes plus the SHA-256 of
-the spec's canonical JSON (every parameter and the output version), so a
-changed file or spec is a miss, never stale. key="stat" keys files given
+An entry's key is the BLAKE3 of the document's bytes plus a BLAKE3 of the
+spec's canonical JSON (every parameter and the output version) and of the
+keys' scheme, so a changed file or spec is a miss, never stale, and entries
+of an older rustfx (SHA-256 keys) are never read. key="stat" keys files given
 to extract_files by their path and metadata instead (no read on a hit),
 with a risk: a file rewritten at the same size within one tick of the file
 system's timestamps is served its old features. Entries that fail their
-checksum are deleted and recomputed. Rows are only ever stored from the
-core's own extraction.
+checksum are deleted and recomputed. Rows are stored from the core's own
+extraction, or by put_rows (fill_from_corpus) from a corpus job's shards.
+
+Misses are stored by the handle's writer thread (Rust, crates/rustfx-cache)
+in batched transactions: extract() never waits for SQLite's write lock, a
+handle reads its own queued rows at once, flush() waits until they are
+committed, and stats() and close() flush first.
 """
 
 import ctypes
@@ -27,7 +33,7 @@ from rustfx_core.spec import FeatureSpec
 __all__ = ["FeatureCache"]
 
 #: What stats() returns, in the C ABI's order (rustfx_cache_stats).
-STATS = ("hits", "misses", "corrupt", "evicted", "entries", "bytes")
+STATS = ("hits", "misses", "corrupt", "evicted", "dropped", "errors", "entries", "bytes")
 
 
 def _documents(docs):
@@ -151,8 +157,8 @@ class FeatureCache:
 
     def put_rows(self, spec, digests, rows):
         """Stores rows the core extracted elsewhere (a corpus job's) for
-        `spec`, one per document: `digests`, the documents' SHA-256 digests
-        (32 bytes each, end to end: the content key), and `rows` in the
+        `spec`, one per document: `digests`, the documents' content keys
+        (BLAKE3, 32 bytes each, end to end: Documents.content_keys), and `rows` in the
         form spec.rows.convert gives (a 2-D array, Ragged, Strings or
         Sparse). Checked whole against the spec before anything is stored
         (RuntimeError with the core's message otherwise); one transaction."""
@@ -196,16 +202,26 @@ class FeatureCache:
 
     def fill_from_corpus(self, output):
         """Stores every read row of a corpus job's Parquet shards (OUT of
-        `python -m rustfx.corpus`, a directory or URI) under its sha256 and
+        `python -m rustfx.corpus`, a directory or URI) under its content_key and
         each feature's spec: features extracted on a cluster are then what
         training reads. Returns {"rows", "skipped", "shards"}. Needs
         pyarrow (rustfx[ray])."""
         from rustfx_core.corpus.fill import fill
         return fill(self, output)
 
+    def flush(self):
+        """Waits until every row this handle queued is committed;
+        RuntimeError with the message of the last write if it failed."""
+        message = ctypes.c_void_p()
+        if not _abi.lib().rustfx_cache_flush(self._handle, ctypes.byref(message)):
+            raise RuntimeError(_abi._taken_message(message))
+
     def stats(self):
-        """{"hits", "misses", "corrupt", "evicted"}: what this handle did;
-        {"entries", "bytes"}: what the cache holds, every process's."""
+        """{"hits", "misses", "corrupt", "evicted", "dropped", "errors"}:
+        what this handle did (dropped: rows not stored, the writer's queue
+        full; errors: lookups and writes that failed, each a miss or a row
+        not stored); {"entries", "bytes"}: what the cache holds, every
+        process's, once this handle's queued rows are committed."""
         figures = (ctypes.c_uint64 * len(STATS))()
         message = ctypes.c_void_p()
         if not _abi.lib().rustfx_cache_stats(self._handle, figures, ctypes.byref(message)):

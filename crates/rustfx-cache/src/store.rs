@@ -17,15 +17,21 @@
 //!   cached epoch wrote every row it read to the WAL again). A trigger
 //!   deletes an entry's bytes with it, whatever deletes it.
 //! - WAL mode (`journal_mode=WAL`, persistent in the file): readers never
-//!   wait for a writer, writers of every process take turns, waiting up to
-//!   [`BUSY_TIMEOUT`]. `synchronous=NORMAL`: a commit is atomic and
-//!   survives a killed process (the WAL is in the OS's page cache); a power
-//!   cut may lose the last commits, never corrupt the file.
+//!   wait for a writer, and a lookup only reads: a hit's "used" mark is
+//!   queued to the cache's writer thread (writer.rs), which applies it with
+//!   the puts, so hits never take the write lock. Writers of every process
+//!   take turns, waiting up to [`BUSY_TIMEOUT`]. `synchronous=NORMAL`: a
+//!   commit is atomic and survives a killed process (the WAL is in the OS's
+//!   page cache); a power cut may lose the last commits, never corrupt the
+//!   file.
 //! - Writes are `BEGIN IMMEDIATE` (the write lock taken first), so two
 //!   writers never deadlock upgrading a read lock.
-//! - `clock` orders uses across processes: every put and every hit takes
-//!   the next value as the entry's `last_used`. `bytes` is the entries'
-//!   total, kept in the same transactions as the entries.
+//! - `clock` orders uses across processes: every put takes the next value
+//!   as the entry's `last_used`, and a hit marked used takes the current
+//!   one (hits are marked only when stale, [`Store::get_many`]). `bytes` is the
+//!   entries' total, kept in the same transactions as the entries.
+//! - A handle has one writing connection (its writer thread's) and a few
+//!   reading ones, one per thread that looks up at the same time.
 
 use crate::row::{dtype_named, layout_named, StoredRow};
 use crate::DocKey;
@@ -33,6 +39,7 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBeha
 use rustfx::output::OutputSpec;
 use rustfx::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a writer waits for another process's transaction.
@@ -84,13 +91,69 @@ pub(crate) struct Store {
 pub(crate) struct Found {
     /// Each key's row, if stored and sound.
     pub rows: Vec<Option<StoredRow>>,
-    /// Entries that failed their checksum (deleted).
-    pub corrupt: u64,
+    /// Entries that failed their checksum, with the checksum read (a value
+    /// of the wrong SQL type: `i64::MIN`), for the writer to delete.
+    pub bad: Vec<(DocKey, i64)>,
+    /// Hits whose "used" mark is stale ([`Store::get_many`]), for the
+    /// writer to mark.
+    pub stale: Vec<DocKey>,
+}
+
+/// One change of the database, queued to the writer (writer.rs) and
+/// applied in order in one transaction with the others queued.
+pub(crate) enum Write {
+    /// Store `row` under (`spec`, `key`), replacing what was there.
+    Put {
+        spec: [u8; 32],
+        key: DocKey,
+        row: Arc<StoredRow>,
+    },
+    /// Mark the entry used (a hit).
+    Touch { spec: [u8; 32], key: DocKey },
+    /// Delete the entry if it still holds what was read (its checksum; a
+    /// value of the wrong type: any).
+    Drop {
+        spec: [u8; 32],
+        key: DocKey,
+        checksum: i64,
+    },
+}
+
+impl Write {
+    /// What it holds in memory while queued, roughly.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Write::Put { row, .. } => row.size(),
+            _ => 96,
+        }
+    }
 }
 
 impl Store {
-    /// Opens (creating) the database at `path`.
+    /// Opens (creating) the database at `path` to write: WAL mode, the
+    /// tables, the format check.
     pub fn open(path: &Path) -> Result<Store> {
+        let store = Store::connect(path)?;
+        store.set_wal()?;
+        store
+            .conn
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| store.error("cannot set synchronous", e))?;
+        store.create()?;
+        Ok(store)
+    }
+
+    /// Opens the database at `path` (made by [`Store::open`]) to read.
+    pub fn open_reader(path: &Path) -> Result<Store> {
+        let store = Store::connect(path)?;
+        store
+            .conn
+            .pragma_update(None, "query_only", true)
+            .map_err(|e| store.error("cannot set query_only", e))?;
+        Ok(store)
+    }
+
+    fn connect(path: &Path) -> Result<Store> {
         let conn = Connection::open(path).map_err(|e| sql_error(path, "cannot open", e))?;
         let store = Store {
             conn,
@@ -100,19 +163,13 @@ impl Store {
             .conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| store.error("cannot set busy_timeout", e))?;
-        store.set_wal()?;
-        store
-            .conn
-            .pragma_update(None, "synchronous", "NORMAL")
-            .map_err(|e| store.error("cannot set synchronous", e))?;
-        // Pages kept in memory, up to PAGE_CACHE_KIB per handle (SQLite's
-        // default is 2 MiB, less than an epoch of EMBER2024 rows of a few
-        // hundred files, so every lookup went to the file again).
+        // Pages kept in memory, up to PAGE_CACHE_KIB per connection
+        // (SQLite's default is 2 MiB, less than an epoch of EMBER2024 rows
+        // of a few hundred files, so every lookup went to the file again).
         store
             .conn
             .pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
             .map_err(|e| store.error("cannot set cache_size", e))?;
-        store.create()?;
         Ok(store)
     }
 
@@ -176,8 +233,8 @@ impl Store {
     }
 
     fn write(&self) -> Result<rusqlite::Transaction<'_>> {
-        // `&self`: an IMMEDIATE transaction on a shared connection; the
-        // store is used under the cache's mutex.
+        // `&self`: an IMMEDIATE transaction on the writer's connection,
+        // which only its thread uses.
         rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(|e| self.error("cannot begin a write", e))
     }
@@ -187,151 +244,114 @@ impl Store {
     }
 
     /// The stored rows of `keys` under `spec`, each checked (checksum, and
-    /// the shape of `output`); then one write that marks the hits used and
-    /// deletes what failed.
-    pub fn get_many(
-        &mut self,
-        spec: &[u8; 32],
-        output: OutputSpec,
-        keys: &[DocKey],
-    ) -> Result<Found> {
+    /// the shape of `output`), in one read transaction: nothing written.
+    ///
+    /// A hit is stale when more puts than an eighth of the entries came
+    /// after its last use: only those are marked used again (by the
+    /// writer). So the order of eviction stays least recently used to
+    /// within an eighth of the entries (an eviction frees a tenth), and an
+    /// epoch of hits writes nothing after its entries' first use since the
+    /// last puts (a mark each hit cost the writer a third of a core at
+    /// 30,000 hits/s).
+    pub fn get_many(&self, spec: &[u8; 32], output: OutputSpec, keys: &[DocKey]) -> Result<Found> {
         let mut rows = Vec::with_capacity(keys.len());
         let mut bad: Vec<(DocKey, i64)> = Vec::new();
-        {
-            let tx = self
-                .conn
-                .transaction()
-                .map_err(|e| sql_error(&self.path, "cannot begin a read", e))?;
-            let mut select = tx
-                .prepare_cached(
-                    "SELECT layout, dtype, width, row_values, aux, checksum \
-                     FROM entries LEFT JOIN row_data USING (id) WHERE spec = ?1 AND doc = ?2",
-                )
-                .map_err(|e| sql_error(&self.path, "cannot read", e))?;
-            for key in keys {
-                let found = select
-                    .query_row(params![&spec[..], &key.0[..]], |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, i64>(2)?,
-                            r.get::<_, Vec<u8>>(3)?,
-                            r.get::<_, Vec<u8>>(4)?,
-                            r.get::<_, i64>(5)?,
-                        ))
-                    })
-                    .optional();
-                // A value of the wrong SQL type is damage, like a bad checksum.
-                let found = match found {
-                    Err(rusqlite::Error::InvalidColumnType(..)) => {
-                        bad.push((*key, i64::MIN));
-                        rows.push(None);
-                        continue;
-                    }
-                    other => other.map_err(|e| sql_error(&self.path, "cannot read", e))?,
-                };
-                let Some((layout, dtype, width, values, aux, checksum)) = found else {
+        let mut stale = Vec::new();
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
+            .map_err(|e| self.error("cannot begin a read", e))?;
+        let (clock, total): (i64, i64) = tx
+            .query_row(
+                "SELECT (SELECT value FROM meta WHERE name = 'clock'), \
+                 (SELECT value FROM meta WHERE name = 'bytes')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| self.error("cannot read the clock", e))?;
+        let mut select = tx
+            .prepare_cached(
+                "SELECT layout, dtype, width, row_values, aux, checksum, last_used \
+                 FROM entries LEFT JOIN row_data USING (id) WHERE spec = ?1 AND doc = ?2",
+            )
+            .map_err(|e| self.error("cannot read", e))?;
+        for key in keys {
+            let found = select
+                .query_row(params![&spec[..], &key.0[..]], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, Vec<u8>>(3)?,
+                        r.get::<_, Vec<u8>>(4)?,
+                        r.get::<_, i64>(5)?,
+                        r.get::<_, i64>(6)?,
+                    ))
+                })
+                .optional();
+            // A value of the wrong SQL type is damage, like a bad checksum.
+            let found = match found {
+                Err(rusqlite::Error::InvalidColumnType(..)) => {
+                    bad.push((*key, i64::MIN));
                     rows.push(None);
                     continue;
-                };
-                let row = match (layout_named(&layout), dtype_named(&dtype)) {
-                    (Some(layout), Some(dtype)) => Some(StoredRow {
-                        layout,
-                        dtype,
-                        width,
-                        values,
-                        aux,
-                    }),
-                    _ => None,
-                };
-                match row {
-                    Some(row) if row.checksum(spec, &key.0) == checksum && row.fits(output) => {
-                        rows.push(Some(row))
-                    }
-                    _ => {
-                        bad.push((*key, checksum));
-                        rows.push(None);
-                    }
                 }
-            }
-            drop(select);
-            tx.commit()
-                .map_err(|e| sql_error(&self.path, "cannot end a read", e))?;
-        }
-        let hits: Vec<&DocKey> = keys
-            .iter()
-            .zip(&rows)
-            .filter(|(_, r)| r.is_some())
-            .map(|(k, _)| k)
-            .collect();
-        if !hits.is_empty() || !bad.is_empty() {
-            self.touch_and_drop(spec, &hits, &bad)?;
-        }
-
-        Ok(Found {
-            rows,
-            corrupt: bad.len() as u64,
-        })
-    }
-
-    /// Marks `hits` used (the next clock values, in order) and deletes the
-    /// `bad` entries, if they still hold what was read (the checksum; a
-    /// value of the wrong type: any).
-    fn touch_and_drop(
-        &self,
-        spec: &[u8; 32],
-        hits: &[&DocKey],
-        bad: &[(DocKey, i64)],
-    ) -> Result<()> {
-        let tx = self.write()?;
-        let e = |what, err| sql_error(&self.path, what, err);
-        let mut clock = clock(&tx).map_err(|err| e("cannot read the clock", err))?;
-        {
-            let mut touch = tx
-                .prepare_cached("UPDATE entries SET last_used = ?3 WHERE spec = ?1 AND doc = ?2")
-                .map_err(|err| e("cannot mark a hit", err))?;
-            for key in hits {
-                clock += 1;
-                touch
-                    .execute(params![&spec[..], &key.0[..], clock])
-                    .map_err(|err| e("cannot mark a hit", err))?;
-            }
-            let mut delete = tx
-                .prepare_cached(
-                    "DELETE FROM entries WHERE spec = ?1 AND doc = ?2 \
-                     AND (checksum = ?3 OR ?3 = -9223372036854775808) RETURNING bytes",
-                )
-                .map_err(|err| e("cannot delete a damaged entry", err))?;
-            for (key, checksum) in bad {
-                let freed: Option<rusqlite::types::Value> = delete
-                    .query_row(params![&spec[..], &key.0[..], checksum], |r| r.get(0))
-                    .optional()
-                    .map_err(|err| e("cannot delete a damaged entry", err))?;
-                if let Some(rusqlite::types::Value::Integer(freed)) = freed {
-                    add_bytes(&tx, -freed).map_err(|err| e("cannot count bytes", err))?;
+                other => other.map_err(|e| self.error("cannot read", e))?,
+            };
+            let Some((layout, dtype, width, values, aux, checksum, last_used)) = found else {
+                rows.push(None);
+                continue;
+            };
+            let row = match (layout_named(&layout), dtype_named(&dtype)) {
+                (Some(layout), Some(dtype)) => Some(StoredRow {
+                    layout,
+                    dtype,
+                    width,
+                    values,
+                    aux,
+                }),
+                _ => None,
+            };
+            match row {
+                Some(row) if row.checksum(spec, &key.0) == checksum && row.fits(output) => {
+                    let entries = total / (row.size().max(1) as i64);
+                    if last_used < clock.saturating_sub(entries / 8) {
+                        stale.push(*key);
+                    }
+                    rows.push(Some(row))
+                }
+                _ => {
+                    bad.push((*key, checksum));
+                    rows.push(None);
                 }
             }
         }
-        set_clock(&tx, clock).map_err(|err| e("cannot write the clock", err))?;
-        tx.commit().map_err(|err| e("cannot commit", err))
+        drop(select);
+        tx.commit()
+            .map_err(|e| self.error("cannot end a read", e))?;
+        Ok(Found { rows, bad, stale })
     }
 
-    /// Stores `rows` under `spec` in one transaction (replacing), then
-    /// evicts the least recently used down to 90% of `max_bytes` if the
-    /// total passed it. Returns how many were evicted. A row larger than
-    /// `max_bytes` is not stored.
-    pub fn put_many<'a>(
-        &mut self,
-        spec: &[u8; 32],
-        rows: impl Iterator<Item = (&'a DocKey, &'a StoredRow)>,
-        max_bytes: u64,
-    ) -> Result<u64> {
+    /// Applies `writes` in order in one transaction, then evicts the least
+    /// recently used down to 90% of `max_bytes` if the total passed it.
+    /// Returns how many were evicted. A row larger than `max_bytes` is not
+    /// stored.
+    pub fn apply(&mut self, writes: &[Write], max_bytes: u64) -> Result<u64> {
         let tx = self.write()?;
         let e = |what, err| sql_error(&self.path, what, err);
         let mut clock = clock(&tx).map_err(|err| e("cannot read the clock", err))?;
         let mut added = 0i64;
         {
-            let mut delete = tx
+            let mut touch = tx
+                .prepare_cached(
+                    "UPDATE entries SET last_used = max(last_used, ?3) WHERE spec = ?1 AND doc = ?2",
+                )
+                .map_err(|err| e("cannot mark a hit", err))?;
+            let mut drop_damaged = tx
+                .prepare_cached(
+                    "DELETE FROM entries WHERE spec = ?1 AND doc = ?2 \
+                     AND (checksum = ?3 OR ?3 = -9223372036854775808) RETURNING bytes",
+                )
+                .map_err(|err| e("cannot delete a damaged entry", err))?;
+            let mut replace = tx
                 .prepare_cached("DELETE FROM entries WHERE spec = ?1 AND doc = ?2 RETURNING bytes")
                 .map_err(|err| e("cannot replace an entry", err))?;
             let mut insert = tx
@@ -343,38 +363,61 @@ impl Store {
             let mut insert_data = tx
                 .prepare_cached("INSERT INTO row_data (id, row_values, aux) VALUES (?1, ?2, ?3)")
                 .map_err(|err| e("cannot store an entry", err))?;
-            for (key, row) in rows {
-                let size = row.size();
-                if size > max_bytes {
-                    continue;
+            let freed = |value: Option<rusqlite::types::Value>| match value {
+                Some(rusqlite::types::Value::Integer(bytes)) => bytes,
+                _ => 0,
+            };
+            for write in writes {
+                match write {
+                    // A use takes the clock's value; only puts advance it.
+                    Write::Touch { spec, key } => {
+                        touch
+                            .execute(params![&spec[..], &key.0[..], clock])
+                            .map_err(|err| e("cannot mark a hit", err))?;
+                    }
+                    Write::Drop {
+                        spec,
+                        key,
+                        checksum,
+                    } => {
+                        let old = drop_damaged
+                            .query_row(params![&spec[..], &key.0[..], checksum], |r| r.get(0))
+                            .optional()
+                            .map_err(|err| e("cannot delete a damaged entry", err))?;
+                        added -= freed(old);
+                    }
+                    Write::Put { spec, key, row } => {
+                        let size = row.size();
+                        if size > max_bytes {
+                            continue;
+                        }
+                        let old = replace
+                            .query_row(params![&spec[..], &key.0[..]], |r| r.get(0))
+                            .optional()
+                            .map_err(|err| e("cannot replace an entry", err))?;
+                        added -= freed(old);
+                        clock += 1;
+                        let id: i64 = insert
+                            .query_row(
+                                params![
+                                    &spec[..],
+                                    &key.0[..],
+                                    row.layout.name(),
+                                    row.dtype.name(),
+                                    row.width,
+                                    row.checksum(spec, &key.0),
+                                    size as i64,
+                                    clock
+                                ],
+                                |r| r.get(0),
+                            )
+                            .map_err(|err| e("cannot store an entry", err))?;
+                        insert_data
+                            .execute(params![id, &row.values, &row.aux])
+                            .map_err(|err| e("cannot store an entry", err))?;
+                        added += size as i64;
+                    }
                 }
-                let old: Option<rusqlite::types::Value> = delete
-                    .query_row(params![&spec[..], &key.0[..]], |r| r.get(0))
-                    .optional()
-                    .map_err(|err| e("cannot replace an entry", err))?;
-                if let Some(rusqlite::types::Value::Integer(old)) = old {
-                    added -= old;
-                }
-                clock += 1;
-                let id: i64 = insert
-                    .query_row(
-                        params![
-                            &spec[..],
-                            &key.0[..],
-                            row.layout.name(),
-                            row.dtype.name(),
-                            row.width,
-                            row.checksum(spec, &key.0),
-                            size as i64,
-                            clock
-                        ],
-                        |r| r.get(0),
-                    )
-                    .map_err(|err| e("cannot store an entry", err))?;
-                insert_data
-                    .execute(params![id, &row.values, &row.aux])
-                    .map_err(|err| e("cannot store an entry", err))?;
-                added += size as i64;
             }
         }
         set_clock(&tx, clock).map_err(|err| e("cannot write the clock", err))?;
@@ -386,14 +429,6 @@ impl Store {
         };
         tx.commit().map_err(|err| e("cannot commit", err))?;
         Ok(evicted)
-    }
-
-    /// Whether an entry is stored under `spec` and `key` (its index only).
-    pub fn contains(&self, spec: &[u8; 32], key: &DocKey) -> Result<bool> {
-        self.conn
-            .prepare_cached("SELECT 1 FROM entries WHERE spec = ?1 AND doc = ?2")
-            .and_then(|mut probe| probe.exists(params![&spec[..], &key.0[..]]))
-            .map_err(|e| self.error("cannot read", e))
     }
 
     /// The entries' count and bytes.

@@ -6,6 +6,7 @@
 
 use super::*;
 use rusqlite::Connection;
+use std::os::unix::ffi::OsStrExt;
 use rustfx::registry::EXTRACTORS;
 use std::sync::atomic::AtomicUsize;
 
@@ -110,6 +111,59 @@ fn hits_equal_extraction_for_every_registry_example() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// The BLAKE3 of `scheme`, a zero byte and `json`.
+fn scheme_digest(scheme: &str, json: &str) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(scheme.as_bytes());
+    h.update(b"\0");
+    h.update(json.as_bytes());
+    *h.finalize().as_bytes()
+}
+
+/// Stores `row` under raw digests, as another rustfx could have.
+fn put_raw(cache: &FeatureCache, spec: [u8; 32], key: DocKey, row: StoredRow) {
+    let row = Arc::new(row);
+    cache
+        .writer
+        .write_now(vec![Write::Put { spec, key, row }])
+        .unwrap();
+}
+
+#[test]
+fn entries_of_the_sha256_keys_before_blake3_are_never_read() {
+    // rustfx before KEY_SCHEME stored rows under the SHA-256 of the spec's
+    // JSON and of the content: such an entry, even holding other values,
+    // is a miss, and the rows are the extraction's.
+    let dir = temp_dir("scheme");
+    let cache = FeatureCache::open(&dir, CacheOptions::default()).unwrap();
+    let spec = spec(r#"{"extractor": "byte_histogram"}"#);
+    let docs: [&[u8]; 2] = [b"old scheme", b"another"];
+    let wrong = spec.build().unwrap().extract_batch(&[b"zzz"]).unwrap();
+    let old_spec = rustfx::sha256::sha256(spec.to_json().as_bytes());
+    for doc in docs {
+        let old_key = DocKey(rustfx::sha256::sha256(doc));
+        put_raw(&cache, old_spec, old_key, StoredRow::of(&wrong, 0));
+    }
+    let rows = cache.extract(&spec, &docs).unwrap();
+    assert!(rows.same_bits(&spec.build().unwrap().extract_batch(&docs).unwrap()));
+    let stats = cache.stats().unwrap();
+    assert_eq!((stats.hits, stats.misses, stats.entries), (0, 2, 4));
+    // The content key is the file's plain BLAKE3 (b3sum's).
+    assert_eq!(
+        DocKey::of_content(b"abc").0.to_vec(),
+        hex("6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85")
+    );
+    drop(cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 #[test]
 fn another_spec_never_reads_an_entry() {
     let dir = temp_dir("specs");
@@ -142,17 +196,15 @@ fn another_spec_never_reads_an_entry() {
     // older rustfx would have stored it, is another digest and never read.
     let mut older = base.to_value();
     older["output_version"] = (base.output_version() + 1).into();
-    let older_digest = sha256(older.to_string().as_bytes());
+    let older_digest = scheme_digest(KEY_SCHEME, &older.to_string());
     assert_ne!(older_digest, spec_digest(&base));
     let key2 = DocKey::of_content(b"another");
-    let stale = StoredRow::of(&row, 0);
-    cache
-        .store_rows(&older_digest, std::iter::once((&key2, &stale)))
-        .unwrap();
+    put_raw(&cache, older_digest, key2, StoredRow::of(&row, 0));
     assert!(cache.get(&base, &key2).unwrap().is_none());
-    // The digest is of the canonical JSON, which holds the version.
+    // The digest is of the scheme and the canonical JSON, which holds the
+    // version.
     assert!(base.to_json().contains("\"output_version\""));
-    assert_eq!(spec_digest(&base), sha256(base.to_json().as_bytes()));
+    assert_eq!(spec_digest(&base), scheme_digest(KEY_SCHEME, &base.to_json()));
     drop(cache);
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -28,9 +28,10 @@ pub struct Cache {
     specs: HashMap<String, FeatureSpec>,
 }
 
-/// How many values [`rustfx_cache_stats`] writes: hits, misses, corrupt,
-/// evicted, entries, bytes.
-pub const CACHE_STATS: usize = 6;
+/// How many values [`rustfx_cache_stats`] writes, in
+/// `rustfx_cache::Stats::NAMES`' order: hits, misses, corrupt, evicted,
+/// dropped, errors, entries, bytes.
+pub const CACHE_STATS: usize = rustfx_cache::Stats::NAMES.len();
 
 impl Cache {
     /// The spec of `len` bytes of JSON at `data`, parsed once per handle.
@@ -296,8 +297,8 @@ unsafe fn copied<T: Copy>(data: *const T, len: usize, what: &str) -> Result<Vec<
 }
 
 /// Stores `rows` documents' rows for the spec, made elsewhere by the core
-/// (a corpus job's output), under their content digests (`rows` SHA-256
-/// digests of 32 bytes at `digests`), replacing what was stored, in one
+/// (a corpus job's output), under their content keys (`rows` BLAKE3
+/// digests of 32 bytes at `digests`, `rustfx_documents_content_keys`), replacing what was stored, in one
 /// transaction. The rows in the layout of the spec's output:
 /// - `values`: `values_len` bytes, the values in native byte order (strings:
 ///   their bytes end to end, and `string_count` ends at `string_ends`);
@@ -371,8 +372,9 @@ pub unsafe extern "C" fn rustfx_cache_put_rows(
 }
 
 /// Writes the cache's [`CACHE_STATS`] figures to `stats`: hits, misses,
-/// corrupt, evicted (this handle's), entries, bytes (the cache's). False
-/// and a message on failure.
+/// corrupt, evicted, dropped, errors (this handle's), entries, bytes (the
+/// cache's, once this handle's queued writes are committed). False and a
+/// message on failure.
 ///
 /// # Safety
 /// Pointers as the module doc of the crate says.
@@ -388,11 +390,24 @@ pub unsafe extern "C" fn rustfx_cache_stats(
         if stats.is_null() {
             return Err(Error::invalid_argument("null stats"));
         }
-        let s = cache.cache.stats()?;
-        let figures = [s.hits, s.misses, s.corrupt, s.evicted, s.entries, s.bytes];
+        let figures = cache.cache.stats()?.figures();
         // SAFETY: room for CACHE_STATS u64s at the non-null `stats`.
         unsafe { ptr::copy_nonoverlapping(figures.as_ptr(), stats, CACHE_STATS) };
         Ok(())
+    });
+    done(outcome, message)
+}
+
+/// Waits until the rows this handle queued are committed. False and the
+/// message of the last write, if it failed.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_cache_flush(cache: *mut Cache, message: *mut *mut c_char) -> bool {
+    let outcome = catch_panic("rustfx_cache_flush", || {
+        // SAFETY: see `cache`.
+        unsafe { self::cache(cache) }?.cache.flush()
     });
     done(outcome, message)
 }

@@ -40,7 +40,7 @@ pub use explain::*;
 /// The layout of this ABI; `_core.py` refuses a library of another one.
 /// 3: explanations (`rustfx_explain` and its accessors); 4: the feature
 /// cache (`rustfx_cache_*`).
-pub const ABI_VERSION: u32 = 5;
+pub const ABI_VERSION: u32 = 6;
 
 /// [`ABI_VERSION`].
 #[no_mangle]
@@ -376,6 +376,35 @@ pub unsafe extern "C" fn rustfx_documents_digest(
                     ptr::copy_nonoverlapping(hex.as_ptr(), sha256_hex_out.add(64 * i), 64);
                 }
             }
+        }
+        Ok(())
+    })
+    .is_ok()
+}
+
+/// Writes each document's feature-cache content key (its BLAKE3,
+/// `rustfx_cache::DocKey::of_content`) to `keys`, 32 bytes each, end to
+/// end (room for 32 per document). Returns false if the call was wrong.
+///
+/// # Safety
+/// Pointers as the module doc says: handles from their `_new` (or
+/// null), `len` readable or writable elements at each buffer.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_documents_content_keys(
+    documents: *const Documents,
+    keys: *mut u8,
+) -> bool {
+    catch_panic("rustfx_documents_content_keys", || {
+        // SAFETY: a non-null `documents` came from `rustfx_documents_new`.
+        let documents = unsafe { documents.as_ref() }
+            .ok_or_else(|| Error::invalid_argument("null documents"))?;
+        if keys.is_null() && !documents.contents.is_empty() {
+            return Err(Error::invalid_argument("null keys"));
+        }
+        for (i, contents) in documents.contents.iter().enumerate() {
+            let key = rustfx_cache::DocKey::of_content(contents);
+            // SAFETY: the caller gave room for 32 bytes per document.
+            unsafe { ptr::copy_nonoverlapping(key.0.as_ptr(), keys.add(32 * i), 32) };
         }
         Ok(())
     })

@@ -4,7 +4,7 @@
 A row is a tf.train.Example of the row's Arrow columns
 (rustfx_core.corpus.arrow): floats as float_list, integers as int64_list
 (int32 stored as int64, cast back when read), strings and binary (the
-path: its exact bytes) as bytes_list; sha256 is "" in error rows, whose feature columns are left out
+path: its exact bytes) as bytes_list; sha256 and content_key are "" in error rows, whose feature columns are left out
 (they parse as zeros for dense columns, empty for ragged and sparse ones).
 """
 
@@ -29,8 +29,9 @@ class TFRecordShards(ShardFormat):
         with tf.io.TFRecordWriter(local_path) as writer:
             for table in tables:
                 for row in table.to_pylist():
-                    if row["sha256"] is None:
-                        row["sha256"] = ""
+                    for digest in ("sha256", "content_key"):
+                        if row[digest] is None:
+                            row[digest] = ""
                     example = tf.train.Example(features=tf.train.Features(feature={
                         name: feature(row[name]) for name, feature in features
                         if row[name] is not None}))
@@ -94,6 +95,7 @@ def parse_schema(feature_set):
         "path": tf.io.FixedLenFeature([], tf.string),
         "size": tf.io.FixedLenFeature([], tf.int64),
         "sha256": tf.io.FixedLenFeature([], tf.string),  # "" in error rows
+        "content_key": tf.io.FixedLenFeature([], tf.string),  # "" in error rows
         "status": tf.io.FixedLenFeature([], tf.int64),
         "message": tf.io.FixedLenFeature([], tf.string, default_value=""),
     }

@@ -23,9 +23,11 @@ METADATA_KEY = b"rustfx.feature_set"
 #: The columns before the features: reserved names.
 #: `path` is binary: a path is bytes (a file name need not be UTF-8), kept
 #: exactly; os.fsdecode(row["path"]) is the str Python gives that name.
+#: `content_key` is the feature cache's key of the bytes read (their BLAKE3,
+#: hex): what FeatureCache.fill_from_corpus stores each row under.
 BASE_FIELDS = (pa.field("path", pa.binary()), pa.field("size", pa.int64()),
-               pa.field("sha256", pa.string()), pa.field("status", pa.int32()),
-               pa.field("message", pa.string()))
+               pa.field("sha256", pa.string()), pa.field("content_key", pa.string()),
+               pa.field("status", pa.int32()), pa.field("message", pa.string()))
 BASE_COLUMNS = tuple(f.name for f in BASE_FIELDS)
 
 # Every numeric dtype of the core (rustfx_core.outputs), as Arrow's.

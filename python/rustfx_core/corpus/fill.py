@@ -2,10 +2,10 @@
 (`FeatureCache.fill_from_corpus`; docs/stalls.md, "Filling it from a
 corpus job"): features extracted on a cluster are what training reads.
 
-Each shard row that was read (status 0) has the SHA-256 of the bytes
-extracted and, per feature column, the core's rows for its spec; they are
-stored under that digest and the spec's digest, the key the cache gives
-the same bytes in training (the same `max_bytes`: a file truncated
+Each shard row that was read (status 0) has the content key of the bytes
+extracted (`content_key`: their BLAKE3) and, per feature column, the core's
+rows for its spec; they are stored under that key and the spec's digest,
+the key the cache gives the same bytes in training (the same `max_bytes`: a file truncated
 otherwise has another digest, and is a miss, never wrong). The rows are
 checked whole against the spec in Rust before they are stored. Needs
 pyarrow (rustfx[ray]).
@@ -66,14 +66,19 @@ def fill(cache, output):
     out_dir = OutputDir(output)
     found, _ = load_feature_set(out_dir)
     stored = skipped = shards = 0
-    for _, table in parquet_tables(out_dir, found):
+    for name, table in parquet_tables(out_dir, found):
         shards += 1
+        if "content_key" not in table.column_names:
+            # Shards of a rustfx before the cache's BLAKE3 keys: their
+            # sha256 is not the key training looks up.
+            raise ValueError(f"{out_dir.location(name)}: this shard has no content_key column (written by an "
+                             f"older rustfx): run the corpus job again to fill a cache from it")
         ok = pc.equal(table.column("status"), 0)
         skipped += len(table) - pc.sum(ok).as_py() if len(table) else 0
         table = table.filter(ok)
         for start in range(0, len(table), CHUNK):
             part = table.slice(start, CHUNK)
-            digests = b"".join(bytes.fromhex(h) for h in part.column("sha256").to_pylist())
+            digests = b"".join(bytes.fromhex(h) for h in part.column("content_key").to_pylist())
             for column, spec in found.features.items():
                 cache.put_rows(spec, digests, spec.rows.accept(_FROM_ARROW, part, column))
                 stored += len(part)

@@ -3,7 +3,8 @@ into a pyarrow.Table (FeatureSet.arrow_schema()), with no TensorFlow.
 
 One row per path: path (binary: the path's bytes, exact whatever the
 name, os.fsencode of a str path), size (bytes read, at most max_bytes), sha256 (hex,
-in Rust, of those bytes; null in error rows), status (a tf.errors code, 0 =
+in Rust, of those bytes; null in error rows), content_key (the feature cache's
+key of those bytes: their BLAKE3, hex; null in error rows), status (a tf.errors code, 0 =
 OK), message, then each feature's columns (rustfx_core.corpus.arrow; null
 in error rows).
 """
@@ -97,10 +98,13 @@ def _extract_batch(paths, plan, max_bytes, on_error):
         raise OSError(f"rustfx corpus: {documents.messages[first]} (use --on-error record "
                       f"to keep going with an error row)")
     sizes, digests = documents.digest()
+    keys = documents.content_keys()
     columns = {
         "path": pa.array(paths, pa.binary()),
         "size": pa.array(sizes, pa.int64()),
         "sha256": pa.array([None if bad else d for d, bad in zip(digests, failed)], pa.string()),
+        "content_key": pa.array([None if bad else k for k, bad in zip(keys, failed)],
+                                pa.string()),
         "status": pa.array(documents.codes, pa.int32()),
         "message": pa.array([_text(m) for m in documents.messages], pa.string()),
     }
