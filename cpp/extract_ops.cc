@@ -12,6 +12,10 @@
 // shape function cannot read the spec, so outputs whose size the spec
 // gives have an unknown last dimension here, and the Python wrappers set
 // it (python/rustfx/spec.py).
+//
+// An op that reads files may go through a feature cache (kCacheAttrs; the
+// process's cache of `cache_dir`, src/cache_ops.rs): each chunk's rows come
+// from Rust whole, looked up or extracted, and are copied out as parts.
 #include <cstring>
 #include <vector>
 
@@ -36,12 +40,15 @@ class ExtractorKernel {
                              "use rustfx.extract(spec, ...), which picks the op: " +
                              spec);
     }
-    return GetDocumentSource(attrs, &source_);
+    RUSTFX_RETURN_IF_ERROR(GetDocumentSource(attrs, &source_));
+    return InitCache(attrs, spec);
   }
 
  protected:
   const Extractor& extractor() const { return **extractor_; }
   const DocumentSource& source() const { return **source_; }
+  // Whether the op's rows go through a feature cache it could open.
+  bool cached() const { return cache_ && (**cache_).active(); }
 
   // The input's chunks (PlanChunks).
   DocumentChunks Chunks(const StringInput& input) const {
@@ -66,6 +73,7 @@ class ExtractorKernel {
   // chunk of files comes one file at a time, each appended to its part.
   OpStatus ExtractParts(const StringInput& input, const DocumentChunks& chunks,
                         std::vector<std::optional<rust::Box<Part>>>* parts) const {
+    if (cached()) return CachedParts(input, chunks, parts);
     parts->resize(chunks.count());
     const Extractor& e = extractor();
     RUSTFX_RETURN_IF_ERROR(ForEachChunk(
@@ -102,9 +110,69 @@ class ExtractorKernel {
     return {};
   }
 
+  // ExtractParts through the cache: each chunk's paths to Rust in one
+  // call, which gives the chunk's rows, found or extracted. A file that
+  // cannot be read fails the op as reading it does (with
+  // read_on_error='raise'), the lowest such element's error.
+  OpStatus CachedParts(const StringInput& input, const DocumentChunks& chunks,
+                       std::vector<std::optional<rust::Box<Part>>>* parts) const {
+    parts->resize(chunks.count());
+    FirstError error;
+    auto run_chunk = [&](int64_t c) {
+      const int64_t begin = chunks.begin(c), end = chunks.end(c);
+      try {
+        rust::Box<Part> part = (**cache_).extract_files(
+            DocumentChunk(input.strings + begin, static_cast<size_t>(end - begin)));
+        OpStatus failed = FromCore(part->error());
+        if (!failed.ok()) error.Record(begin + static_cast<int64_t>(part->error_row()), failed);
+        (*parts)[c].emplace(std::move(part));
+      } catch (const std::exception& e) {
+        error.Record(begin, Internal(std::string(Op::kName) + ": " + e.what()));
+      }
+    };
+    if (chunks.parallel && chunks.count() > 1) {
+      RunChunks(chunks.count(), chunks.threads, run_chunk);
+    } else {
+      for (int64_t c = 0; c < chunks.count(); ++c) run_chunk(c);
+    }
+    RUSTFX_RETURN_IF_ERROR(error.status());
+    for (int64_t c = 0; c < chunks.count(); ++c) {
+      if (!(*parts)[c]) return Internal(std::string(Op::kName) + ": a chunk was not extracted");
+      // Dense parts have no row ends: the dense kernel checks their size.
+      if (Op::kLayout == Layout::Dense) continue;
+      RUSTFX_RETURN_IF_ERROR(CheckPart(**(*parts)[c], chunks.end(c) - chunks.begin(c)));
+    }
+    return {};
+  }
+
  private:
+  // The cache of the `cache_*` attrs, when `cache_dir` is set (and the op
+  // reads files): refused here for bad options, inactive (uncached) when
+  // the directory is missing or does not open.
+  OpStatus InitCache(const Attrs& attrs, const std::string& spec) {
+    std::string dir, key;
+    int64_t max_bytes = -1, read_max_bytes = 0;
+    OnError on_error;
+    RUSTFX_RETURN_IF_ERROR(attrs.String("cache_dir", &dir));
+    if (dir.empty()) return {};
+    if (!source().reads_files()) {
+      return InvalidArgument(std::string(Op::kName) +
+                             ": cache_dir is for an op that reads files (read_files=true)");
+    }
+    RUSTFX_RETURN_IF_ERROR(attrs.String("cache_key", &key));
+    RUSTFX_RETURN_IF_ERROR(attrs.Int64("cache_max_bytes", &max_bytes));
+    RUSTFX_RETURN_IF_ERROR(attrs.Int64("read_max_bytes", &read_max_bytes));
+    RUSTFX_RETURN_IF_ERROR(attrs.Enum("read_on_error", parse_on_error, &on_error));
+    return InvalidArgumentIfThrows([&] {
+      cache_.emplace(new_op_cache(
+          spec, rust::Slice<const uint8_t>(reinterpret_cast<const uint8_t*>(dir.data()), dir.size()),
+          key, max_bytes, read_max_bytes, on_error));
+    });
+  }
+
   std::optional<rust::Box<Extractor>> extractor_;
   std::optional<rust::Box<DocumentSource>> source_;
+  std::optional<rust::Box<OpCache>> cache_;
 };
 
 // The attrs of an extractor op: its spec, where its documents come from,
@@ -112,6 +180,7 @@ class ExtractorKernel {
 std::vector<const char*> ExtractorAttrs(std::initializer_list<const char*> extra = {}) {
   std::vector<const char*> attrs{"spec: string"};
   attrs.insert(attrs.end(), std::begin(kSourceAttrs), std::end(kSourceAttrs));
+  attrs.insert(attrs.end(), std::begin(kCacheAttrs), std::end(kCacheAttrs));
   attrs.insert(attrs.end(), extra.begin(), extra.end());
   return attrs;
 }
@@ -148,6 +217,19 @@ struct DenseRowsOp {
       const size_t row_bytes = static_cast<size_t>(width) * info.size;
       const DocumentChunks chunks = PlanChunks(OpThreads(), source(), input,
                                                e.cost_per_byte(), e.work_bytes_hint());
+      if (cached()) {
+        std::vector<std::optional<rust::Box<Part>>> parts;
+        RUSTFX_RETURN_IF_ERROR(CachedParts(input, chunks, &parts));
+        for (int64_t c = 0; c < chunks.count(); ++c) {
+          const rust::Slice<const uint8_t> bytes = (*parts[c])->value_bytes();
+          const size_t n = static_cast<size_t>(chunks.end(c) - chunks.begin(c));
+          if (bytes.size() != n * row_bytes) {
+            return Internal(std::string(kName) + ": a cached chunk's rows do not match (a bug)");
+          }
+          if (!bytes.empty()) std::memcpy(rows + chunks.begin(c) * row_bytes, bytes.data(), bytes.size());
+        }
+        return {};
+      }
       return ForEachChunk(kName, source(), input, chunks,
                           [&](int64_t, int64_t first, const DocumentChunk& chunk) {
                             e.write_dense_rows(chunk, rust::Slice<uint8_t>(
@@ -218,7 +300,7 @@ struct RaggedKernel {
         if (done) return {};
       }
       const DocumentChunks chunks = this->Chunks(input);
-      if (numeric && !chunks.parallel) {
+      if (numeric && !chunks.parallel && !this->cached()) {
         // Values the output starts with room for.
         int64_t room = 0;
         if (countable) RUSTFX_RETURN_IF_ERROR(MaxValues(e, input, &room));

@@ -272,6 +272,15 @@ inline constexpr const char* kSourceAttrs[] = {
     "read_on_error: string = 'raise'",
 };
 
+// An extractor op's feature cache (extract_ops.cc, src/cache_ops.rs): the
+// directory ('' for none), its key ("content" or "stat") and its cap (-1:
+// the core's default).
+inline constexpr const char* kCacheAttrs[] = {
+    "cache_dir: string = ''",
+    "cache_key: string = 'content'",
+    "cache_max_bytes: int = -1",
+};
+
 inline OpStatus GetDocumentSource(const Attrs& attrs,
                                   std::optional<rust::Box<DocumentSource>>* source) {
   bool read_files = false;

@@ -13,14 +13,16 @@
 //!
 //! [`FeatureSpec`]: rustfx::spec::FeatureSpec
 
+use crate::cache_ops::{feature_cache_stats, new_op_cache, OpCache};
+use crate::part::Part;
 use rustfx::error::catch_panic;
 use rustfx::extractor::{Extractor as CoreExtractor, RaggedOutput};
-use rustfx::output::{Batch, DType, Layout, Values, ValuesMut};
+use rustfx::output::{DType, Layout, ValuesMut};
 use rustfx::read::OnError;
 use rustfx::{Error, ErrorKind, Result};
 
 #[cxx::bridge(namespace = "rustfx")]
-mod ffi {
+pub(crate) mod ffi {
     // ---- Shared types -------------------------------------------------------
 
     /// A TensorFlow status code (the values of `absl::StatusCode`).
@@ -162,6 +164,33 @@ mod ffi {
         fn string_ends(self: &Part) -> &[u64];
         /// Each value's column (sparse rows only).
         fn indices(self: &Part) -> &[u64];
+        /// Ok, or why the part's first unreadable file could not be read
+        /// (a cached chunk read with on_error Raise; its row: `error_row`).
+        fn error(self: &Part) -> Status;
+        fn error_row(self: &Part) -> usize;
+
+        /// The feature cache an extractor op reads and fills (its `cache_*`
+        /// attrs, src/cache_ops.rs): the process's cache of `dir`, or none
+        /// (`dir` empty; or it could not be opened: said once on stderr).
+        /// Bad options are an error with the core's message.
+        type OpCache;
+        fn new_op_cache(
+            spec: &str,
+            dir: &[u8],
+            key: &str,
+            max_bytes: i64,
+            read_max_bytes: i64,
+            on_error: OnError,
+        ) -> Result<Box<OpCache>>;
+        /// Whether it has a cache to read.
+        fn active(self: &OpCache) -> bool;
+        /// The rows of the files `paths` names (read by the op's rules),
+        /// each looked up by the cache's key, the misses extracted and
+        /// queued to be stored.
+        fn extract_files(self: &OpCache, paths: &DocumentChunk) -> Result<Box<Part>>;
+        /// Rustfx>FeatureCacheStats: the figures of the process's cache of
+        /// `dir` (`rustfx_cache::Stats::NAMES`), its queued rows committed.
+        fn feature_cache_stats(dir: &[u8], key: &str, max_bytes: i64) -> Result<Vec<u64>>;
 
         /// Runs `work` on every chunk `c < chunks`, on at most `threads`
         /// threads, the caller's included (`op_threads::run_chunks`).
@@ -200,10 +229,10 @@ mod ffi {
     }
 }
 
-type BridgeResult<T> = std::result::Result<T, String>;
+pub(crate) type BridgeResult<T> = std::result::Result<T, String>;
 
 /// Runs `f`, turning a panic into an Internal error naming `what`.
-fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> BridgeResult<T> {
+pub(crate) fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> BridgeResult<T> {
     catch_panic(what, f).map_err(|e| e.to_string())
 }
 
@@ -218,7 +247,7 @@ fn parse_on_error(name: &str) -> BridgeResult<ffi::OnError> {
 
 impl ffi::OnError {
     /// A cxx enum can hold any discriminant: another one is a bug.
-    fn to_core(self) -> Result<OnError> {
+    pub(crate) fn to_core(self) -> Result<OnError> {
         match self {
             ffi::OnError::Raise => Ok(OnError::Raise),
             ffi::OnError::Empty => Ok(OnError::Empty),
@@ -297,7 +326,7 @@ impl Extractor {
 
     fn extract_part(&self, docs: &ffi::DocumentChunk) -> BridgeResult<Box<Part>> {
         guard("extract_part", || {
-            Ok(Box::new(Part(
+            Ok(Box::new(Part::new(
                 self.extractor.extract_batch(&documents(docs))?,
             )))
         })
@@ -306,13 +335,14 @@ impl Extractor {
     fn refill_part(&self, docs: &ffi::DocumentChunk, part: &mut Part) -> BridgeResult<()> {
         guard("refill_part", || {
             self.extractor
-                .extract_batch_into(&documents(docs), &mut part.0)
+                .extract_batch_into(&documents(docs), &mut part.batch)
         })
     }
 
     fn append_part(&self, docs: &ffi::DocumentChunk, part: &mut Part) -> BridgeResult<()> {
         guard("append_part", || {
-            self.extractor.append_batch(&documents(docs), &mut part.0)
+            self.extractor
+                .append_batch(&documents(docs), &mut part.batch)
         })
     }
 
@@ -385,40 +415,9 @@ impl Extractor {
     }
 }
 
-/// A chunk's ragged or sparse rows, which the kernel reads and copies out.
-pub struct Part(Batch);
-
-impl Part {
-    fn row_ends(&self) -> &[u64] {
-        self.0.row_ends().unwrap_or(&[])
-    }
-
-    fn value_count(&self) -> usize {
-        self.0.values().len()
-    }
-
-    fn value_bytes(&self) -> &[u8] {
-        self.0.values().as_bytes()
-    }
-
-    fn string_ends(&self) -> &[u64] {
-        match self.0.values() {
-            Values::String(strings) => &strings.ends,
-            _ => &[],
-        }
-    }
-
-    fn indices(&self) -> &[u64] {
-        match &self.0 {
-            Batch::Sparse { indices, .. } => indices,
-            _ => &[],
-        }
-    }
-}
-
 /// The documents of a chunk as the core takes them: one allocation per
 /// chunk, not per document.
-fn documents(chunk: &ffi::DocumentChunk) -> Vec<&[u8]> {
+pub(crate) fn documents(chunk: &ffi::DocumentChunk) -> Vec<&[u8]> {
     let mut docs: Vec<&[u8]> = vec![&[]; chunk.len()];
     chunk.fill(&mut docs);
     docs
@@ -518,7 +517,7 @@ impl FileReader {
     }
 }
 
-fn status_of(outcome: Result<()>) -> ffi::Status {
+pub(crate) fn status_of(outcome: Result<()>) -> ffi::Status {
     match outcome {
         Ok(()) => ffi::Status {
             code: ffi::StatusCode::Ok,

@@ -17,5 +17,10 @@
 // sharing it between the pool's threads is sound.
 #[allow(unsafe_code)]
 mod bridge;
+// The feature cache in the extractor ops (one `unsafe`: registering its
+// flush with atexit, with its SAFETY comment).
+mod cache_ops;
+// A chunk's rows as the kernels read them.
+mod part;
 // The op library's threads (a rayon pool, TF's C API having none).
 mod op_threads;

@@ -74,9 +74,10 @@ def _pass_on_intra_op_threads():
 def documents(contents):
     """The input tensor of an extractor op and its source attrs: `contents`
     (a tf.string tensor of documents), or the paths of a rustfx.files(...),
-    which the op reads itself."""
+    which the op reads itself (through its cache's attrs, if it has one)."""
     if isinstance(contents, Files):
+        cache = contents.cache.attrs() if contents.cache is not None else {}
         return path_strings(contents.paths, "paths"), dict(
             read_files=True, read_max_bytes=contents.max_bytes,
-            read_on_error=contents.on_error)
+            read_on_error=contents.on_error, **cache)
     return strings(contents, "contents"), {}

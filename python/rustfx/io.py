@@ -70,10 +70,10 @@ def files(paths, *, max_bytes=DEFAULT_MAX_BYTES, on_error="raise", cache=None):
       paths: tf.string tensor of any shape (str paths os.fsencode'd, as
         for read_files); the output has its shape.
       max_bytes, on_error: as for read_files.
-      cache: a rustfx.FeatureCache: each file's features are looked up by
-        its content and the spec, and extracted and stored on a miss, the
-        same rows bit for bit (rustfx/cached.py says how, and why such a
-        graph cannot be saved). Paths then of rank 0 or 1.
+      cache: a rustfx.FeatureCache: the op looks each file's features up
+        by its key and the spec, and extracts and stores them on a miss,
+        the same rows bit for bit (rustfx/cached.py says how, and what a
+        SavedModel of such a graph holds).
     """
     check_read_parameters(max_bytes, on_error)
     if cache is not None:

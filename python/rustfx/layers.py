@@ -101,9 +101,9 @@ class _Extractor(keras.layers.Layer):
         self.spec = spec
         self.pad = pad
         self._files = None if files is None else dict(files)
-        # Not in the config: a directory of this machine, and a graph with a
-        # cached extraction cannot be saved (rustfx/cached.py). Set it to
-        # None before exporting the model.
+        # Not in the config: a directory of this machine. A model saved with
+        # it serves without it (rustfx/cached.py); set it to None before
+        # exporting to keep the directory out of the SavedModel.
         self.cache = cache
         self.supports_jit = False
         # Inputs are strings: no float conversion, and Python lists of bytes

@@ -20,8 +20,7 @@ ops): its features are not this build's.
 import tensorflow as tf
 
 import rustfx_core
-from rustfx import cached
-from rustfx._common import Files, documents, invalid, no_autograph, ops
+from rustfx._common import documents, invalid, no_autograph, ops
 from rustfx_core import RowsVisitor, registry
 
 __all__ = ["FeatureSpec", "extract", "registry"]
@@ -58,8 +57,6 @@ def extract_spec(spec, contents, name=None):
     (dense), [None] values and row splits (ragged, sparse)."""
     if not isinstance(spec, rustfx_core.FeatureSpec):
         spec = FeatureSpec.from_json(spec)
-    if isinstance(contents, Files) and contents.cache is not None:
-        return cached.extract_cached(spec, contents, name)
     contents, source = documents(contents)
     attrs = dict(input=contents, spec=spec.to_json(), **source)
     return spec.rows.accept(_OPS, spec, contents, attrs, name)

@@ -121,7 +121,8 @@ pub fn spec_digest(spec: &FeatureSpec) -> [u8; 32] {
 }
 
 impl CacheOptions {
-    pub(crate) fn check(&self) -> Result<()> {
+    /// `InvalidArgument`, saying what is allowed, for a cap out of range.
+    pub fn check(&self) -> Result<()> {
         if !(crate::MIN_MAX_BYTES..=crate::MAX_MAX_BYTES).contains(&self.max_bytes) {
             return Err(Error::invalid_argument(format!(
                 "a feature cache's max_bytes must be from {} to {} bytes, got {}",

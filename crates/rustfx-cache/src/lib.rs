@@ -67,7 +67,7 @@ use std::sync::{Arc, Mutex};
 use store::{Store, Write};
 use writer::Writer;
 
-pub use files::FilesBatch;
+pub use files::{FilesBatch, PreparedSpec};
 pub use keys::{spec_digest, CacheKey, DocKey, KEY_SCHEME};
 pub use row::ENTRY_OVERHEAD;
 pub use shared::{flush_shared, shared};
