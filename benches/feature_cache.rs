@@ -6,8 +6,8 @@
 //! - extract: read each file and extract (no cache);
 //! - cached, content key: `extract_files` on a warm cache (read, hash,
 //!   look up);
-//! - floor of the content key: read and hash each file, nothing else (on
-//!   rayon's threads, as `extract_files` does);
+//! - floor of the content key: read and hash (BLAKE3) each file, nothing
+//!   else (on rayon's threads, as `extract_files` does);
 //! - read only: the part of that floor that is not hashing;
 //! - cached, stat key: `extract_files` on a warm cache (stat, look up);
 //! - floor of the stat key: stat each file, nothing else.
@@ -15,8 +15,11 @@
 //! Every epoch runs its batches on rayon's pool, several at once, as a
 //! tf.data map with `num_parallel_calls` runs an op's batches (one batch at
 //! a time, a batch holding one 20 MB file kept the other core idle while
-//! that file was hashed or extracted), each thread with its own cache
-//! handle, as each map thread has one in TensorFlow.
+//! that file was hashed or extracted), on one cache handle, as the ops of
+//! a process share one (`rustfx_cache::shared`). Then the hashes alone,
+//! on one thread: BLAKE3 (the content key) and SHA-256 (rustfx.sha256,
+//! with the SHA extensions where the CPU has them). The same figures
+//! through TensorFlow: benches/cache_tf.py.
 //!
 //! The files are in the page cache (a warm-up epoch reads them first).
 //! Run: `nice -n 10 cargo bench -p rustfx-cache --bench feature_cache`.
@@ -64,9 +67,13 @@ fn rate(n: usize, mut epoch: impl FnMut()) -> f64 {
     n as f64 / best
 }
 
-/// This rayon thread's handle of `all`.
-fn mine(all: &[FeatureCache]) -> &FeatureCache {
-    &all[rayon::current_thread_index().unwrap_or(0) % all.len()]
+/// Whether this CPU has the SHA extensions (the SHA-256 figure depends on it).
+fn sha_extensions() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("sha") {
+        return "yes";
+    }
+    "no"
 }
 
 fn main() {
@@ -87,23 +94,16 @@ fn main() {
         )
         .unwrap()
     };
-    // A handle per rayon thread, as a parallel tf.data map has one per
-    // thread (`rustfx.FeatureCache`): a handle's store is behind one lock.
-    let handles = |key| -> Vec<FeatureCache> {
-        (0..rayon::current_num_threads())
-            .map(|_| open(key))
-            .collect()
-    };
-    let by_content = handles(CacheKey::Content);
-    let by_stat = handles(CacheKey::Stat);
+    let by_content = open(CacheKey::Content);
+    let by_stat = open(CacheKey::Stat);
 
     // Warm-up: the page cache, and both caches filled.
     for batch in raw.chunks(BATCH) {
-        by_content[0]
-            .extract_files(&spec, batch, MAX_BYTES)
-            .unwrap();
-        by_stat[0].extract_files(&spec, batch, MAX_BYTES).unwrap();
+        by_content.extract_files(&spec, batch, MAX_BYTES).unwrap();
+        by_stat.extract_files(&spec, batch, MAX_BYTES).unwrap();
     }
+    by_content.flush().unwrap();
+    by_stat.flush().unwrap();
     let n = raw.len();
     // Each epoch: its batches on rayon's pool, several at once (and each
     // batch's files in parallel within it, as the core and the cache do).
@@ -122,8 +122,7 @@ fn main() {
     });
     let content = rate(n, || {
         epoch(&|batch| {
-            let cache = mine(&by_content);
-            std::hint::black_box(cache.extract_files(&spec, batch, MAX_BYTES).unwrap());
+            std::hint::black_box(by_content.extract_files(&spec, batch, MAX_BYTES).unwrap());
         })
     });
     let content_floor = rate(n, || {
@@ -146,8 +145,7 @@ fn main() {
     });
     let stat = rate(n, || {
         epoch(&|batch| {
-            let cache = mine(&by_stat);
-            std::hint::black_box(cache.extract_files(&spec, batch, MAX_BYTES).unwrap());
+            std::hint::black_box(by_stat.extract_files(&spec, batch, MAX_BYTES).unwrap());
         })
     });
     let stat_floor = rate(n, || {
@@ -157,12 +155,16 @@ fn main() {
             }
         })
     });
-    // What bounds the content key's floor: SHA-256 on one thread.
+    // What bounds the content key's floor: the hash, on one thread (and
+    // SHA-256, the content key before BLAKE3).
     let block = vec![0x5au8; 64 << 20];
+    let blake3_rate = rate(block.len(), || {
+        std::hint::black_box(DocKey::of_content(&block));
+    });
     let sha256_rate = rate(block.len(), || {
         std::hint::black_box(rustfx::sha256::sha256(&block));
     });
-    let stats = by_content[0].stats().unwrap();
+    let stats = by_content.stats().unwrap();
     println!(
         "{n} files, {:.1} KB on average; ember_features, batches of {BATCH} (several at once), best of {REPEATS}",
         bytes as f64 / n as f64 / 1e3
@@ -172,7 +174,7 @@ fn main() {
     for (what, r) in [
         ("extract (read + FX, no cache)", extract),
         ("cached, content key", content),
-        ("floor: read + SHA-256 only", content_floor),
+        ("floor: read + BLAKE3 only", content_floor),
         ("(of which: read only)", read_only),
         ("cached, stat key", stat),
         ("floor: stat only", stat_floor),
@@ -180,9 +182,12 @@ fn main() {
         println!("| {what} | {r:.0} | {:.1}x |", r / extract);
     }
     println!(
-        "content key: {:.0}% of its floor; SHA-256 {:.0} MB/s on one thread; cache: {} entries, {:.1} MB",
+        "content key: {:.0}% of its floor; one thread: BLAKE3 {:.0} MB/s, SHA-256 {:.0} MB/s \
+         (SHA extensions: {}); cache: {} entries, {:.1} MB",
         100.0 * content / content_floor,
+        blake3_rate / 1e6,
         sha256_rate / 1e6,
+        sha_extensions(),
         stats.entries,
         stats.bytes as f64 / 1e6
     );

@@ -50,9 +50,27 @@ class ExtractorKernel {
   // Whether the op's rows go through a feature cache it could open.
   bool cached() const { return cache_ && (**cache_).active(); }
 
-  // The input's chunks (PlanChunks).
+  // The input's chunks (PlanChunks; through the cache, CachedChunks).
   DocumentChunks Chunks(const StringInput& input) const {
+    if (cached()) return CachedChunks(input);
     return PlanChunks(OpThreads(), source(), input, extractor().cost_per_byte());
+  }
+
+  // Through the cache, chunks of kCachedChunkFiles files: each is one
+  // lookup (a read transaction) and one Rust call, and a hit costs a few
+  // microseconds, so PlanChunks' chunks of one to four assumed 16 kB files
+  // cost more in calls than they balance. On several threads when there is
+  // more than one chunk (a miss costs an extraction).
+  DocumentChunks CachedChunks(const StringInput& input) const {
+    constexpr int64_t kCachedChunkFiles = 8;
+    DocumentChunks chunks;
+    chunks.threads = OpThreads();
+    for (int64_t i = kCachedChunkFiles; i < input.size; i += kCachedChunkFiles) {
+      chunks.starts.push_back(i);
+    }
+    if (input.size > 0) chunks.starts.push_back(input.size);
+    chunks.parallel = chunks.threads > 1 && chunks.count() > 1;
+    return chunks;
   }
 
   // Checks that the op's output `attr` (its type attr, or `fixed` for an
@@ -117,6 +135,7 @@ class ExtractorKernel {
   OpStatus CachedParts(const StringInput& input, const DocumentChunks& chunks,
                        std::vector<std::optional<rust::Box<Part>>>* parts) const {
     parts->resize(chunks.count());
+    if (chunks.count() == 0) return {};
     FirstError error;
     auto run_chunk = [&](int64_t c) {
       const int64_t begin = chunks.begin(c), end = chunks.end(c);
@@ -215,9 +234,8 @@ struct DenseRowsOp {
       RUSTFX_RETURN_IF_ERROR(AllocateOutput(ctx, 0, info.tf, dims, &output));
       uint8_t* rows = Data<uint8_t>(output);
       const size_t row_bytes = static_cast<size_t>(width) * info.size;
-      const DocumentChunks chunks = PlanChunks(OpThreads(), source(), input,
-                                               e.cost_per_byte(), e.work_bytes_hint());
       if (cached()) {
+        const DocumentChunks chunks = CachedChunks(input);
         std::vector<std::optional<rust::Box<Part>>> parts;
         RUSTFX_RETURN_IF_ERROR(CachedParts(input, chunks, &parts));
         for (int64_t c = 0; c < chunks.count(); ++c) {
@@ -230,6 +248,8 @@ struct DenseRowsOp {
         }
         return {};
       }
+      const DocumentChunks chunks = PlanChunks(OpThreads(), source(), input,
+                                               e.cost_per_byte(), e.work_bytes_hint());
       return ForEachChunk(kName, source(), input, chunks,
                           [&](int64_t, int64_t first, const DocumentChunk& chunk) {
                             e.write_dense_rows(chunk, rust::Slice<uint8_t>(

@@ -77,13 +77,15 @@ class ReadFilesKernel {
   OnError on_error_ = OnError::Raise;
 };
 
-// The SHA-256 of each element of `input`, as 64 lowercase hex digits (what
-// hashlib.sha256(x).hexdigest() and sha256sum print). Corpus extraction
-// hashes the contents that read_files read for the features, so the key
-// and the features describe the same bytes.
-class Sha256Kernel {
+// A digest of each element of `input`, as 64 lowercase hex digits:
+// Rustfx>Sha256, the SHA-256 (what hashlib.sha256(x).hexdigest() and
+// sha256sum print; corpus extraction's sha256 column), and
+// Rustfx>ContentKey, the feature cache's content key, a BLAKE3 (what b3sum
+// prints).
+template <typename Digest>
+class HexDigestKernel {
  public:
-  static constexpr char kName[] = "Rustfx>Sha256";
+  static constexpr const char* kName = Digest::kName;
 
   OpStatus Init(TF_OpKernelConstruction*, const Attrs&) { return {}; }
 
@@ -97,7 +99,7 @@ class Sha256Kernel {
     ForEachRange(input.size, OpThreads(), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         try {
-          rust::String hex = sha256_hex(AsBytes(input(i)));
+          rust::String hex = Digest::Hex(AsBytes(input(i)));
           TF_TString_Copy(&digest_flat[i], hex.data(), hex.size());
         } catch (const rust::Error& e) {
           error.Record(i, Internal(e.what()));
@@ -108,6 +110,15 @@ class Sha256Kernel {
   }
 
  private:
+};
+
+struct Sha256 {
+  static constexpr char kName[] = "Rustfx>Sha256";
+  static rust::String Hex(rust::Slice<const uint8_t> data) { return sha256_hex(data); }
+};
+struct ContentKey {
+  static constexpr char kName[] = "Rustfx>ContentKey";
+  static rust::String Hex(rust::Slice<const uint8_t> data) { return content_key_hex(data); }
 };
 
 void ThreeOutputsLikeInput(TF_ShapeInferenceContext* ctx, TF_Status* status) {
@@ -124,8 +135,10 @@ void RegisterReadOps() {
               {"max_bytes: int", "on_error: string = 'raise'"},
               ThreeOutputsLikeInput});
   RegisterKernel<ReadFilesKernel>(ReadFilesKernel::kName, "RustfxReadFiles");
-  RegisterOp({Sha256Kernel::kName, {"input: string"}, {"digests: string"}, {}, OneOutputLikeInput});
-  RegisterKernel<Sha256Kernel>(Sha256Kernel::kName, "RustfxSha256");
+  RegisterOp({Sha256::kName, {"input: string"}, {"digests: string"}, {}, OneOutputLikeInput});
+  RegisterKernel<HexDigestKernel<Sha256>>(Sha256::kName, "RustfxSha256");
+  RegisterOp({ContentKey::kName, {"input: string"}, {"digests: string"}, {}, OneOutputLikeInput});
+  RegisterKernel<HexDigestKernel<ContentKey>>(ContentKey::kName, "RustfxContentKey");
 }
 
 // tf.load_op_library runs the library's static initializers, not

@@ -203,6 +203,9 @@ pub(crate) mod ffi {
         /// SHA-256 of `data` as 64 lowercase hex digits (`sha256::sha256_hex`),
         /// for Rustfx>Sha256.
         fn sha256_hex(data: &[u8]) -> Result<String>;
+        /// The feature cache's content key of `data` (its BLAKE3) as 64
+        /// lowercase hex digits, for Rustfx>ContentKey.
+        fn content_key_hex(data: &[u8]) -> Result<String>;
 
         /// Where an extractor op's documents come from: its input strings,
         /// or the files they name (`read::DocumentSource`).
@@ -451,6 +454,12 @@ fn check_max_bytes(max_bytes: i64) -> BridgeResult<()> {
 
 fn sha256_hex(data: &[u8]) -> BridgeResult<String> {
     guard("sha256", || Ok(rustfx::sha256::sha256_hex(data)))
+}
+
+fn content_key_hex(data: &[u8]) -> BridgeResult<String> {
+    guard("content_key", || {
+        Ok(rustfx_cache::DocKey::of_content(data).0.iter().map(|b| format!("{b:02x}")).collect())
+    })
 }
 
 /// `read::DocumentSource` behind the bridge.

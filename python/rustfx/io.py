@@ -10,7 +10,7 @@ from rustfx import cached
 from rustfx._common import Files, no_autograph, ops, path_strings, strings
 from rustfx.cached import FeatureCache
 
-__all__ = ["read_files", "files", "sha256", "Files", "ReadStatus", "DEFAULT_MAX_BYTES",
+__all__ = ["read_files", "files", "sha256", "content_key", "Files", "ReadStatus", "DEFAULT_MAX_BYTES",
            "FeatureCache"]
 
 from rustfx_core import DEFAULT_MAX_BYTES
@@ -106,5 +106,13 @@ def sha256(contents, *, name=None):
     """The SHA-256 of each element of `contents` (tf.string, any shape), as
     64 lowercase hex digits: what hashlib.sha256(x).hexdigest() gives.
     Computed in Rust (rustfx's core, crates/rustfx/src/sha256.rs); corpus extraction
-    (rustfx.corpus) keys its rows by it."""
+    (rustfx.corpus) writes it in its rows' sha256 column."""
     return ops.Rustfx_Sha256(input=strings(contents, "contents"), name=name)
+
+
+@no_autograph
+def content_key(contents, *, name=None):
+    """The feature cache's content key of each element of `contents`
+    (tf.string, any shape): its BLAKE3, as 64 lowercase hex digits (what
+    b3sum prints, and the content_key column of a corpus job's rows)."""
+    return ops.Rustfx_ContentKey(input=strings(contents, "contents"), name=name)

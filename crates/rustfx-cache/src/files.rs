@@ -92,9 +92,23 @@ impl FeatureCache {
         parallel: bool,
     ) -> Result<FilesBatch> {
         match self.options.key {
+            CacheKey::Content if !parallel => {
+                // A kernel's chunk (a few files): all read and hashed, one
+                // lookup, the hits' contents dropped.
+                let read: Vec<Result<Vec<u8>>> =
+                    paths.iter().map(|p| read_file(p, max_bytes)).collect();
+                let keys: Vec<Option<DocKey>> = read
+                    .iter()
+                    .map(|r| r.as_ref().ok().map(|c| DocKey::of_content(c)))
+                    .collect();
+                self.extract_keyed(spec, &keys, |i| match &read[i] {
+                    Ok(contents) => Read::of(Ok(Cow::Borrowed(contents.as_slice())), true),
+                    Err(e) => Read::of(Err(e.clone()), false),
+                })
+            }
             CacheKey::Content => {
-                // Read, hashed and looked up one by one, as the core
-                // extracts: a hit's contents are dropped at once (holding a
+                // Read, hashed and looked up one by one, on rayon's
+                // threads: a hit's contents are dropped at once (holding a
                 // batch of megabyte files until the lookup made a cached
                 // epoch 2.5 times slower), a miss's are kept to extract.
                 let output = spec.spec.output();
@@ -111,11 +125,7 @@ impl FeatureCache {
                     Err(e) => ((Err(e), None), None),
                 };
                 let (probed, keys): (Vec<(Probed, Option<StoredRow>)>, Vec<Option<DocKey>>) =
-                    if parallel {
-                        paths.par_iter().map(probe).unzip()
-                    } else {
-                        paths.iter().map(probe).unzip()
-                    };
+                    paths.par_iter().map(probe).unzip();
                 let (read, found): (Vec<Probed>, Vec<Option<StoredRow>>) =
                     probed.into_iter().unzip();
                 self.extract_found(spec, &keys, found, |i| match &read[i] {

@@ -260,12 +260,11 @@ impl Store {
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
             .map_err(|e| self.error("cannot begin a read", e))?;
         let (clock, total): (i64, i64) = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT (SELECT value FROM meta WHERE name = 'clock'), \
                  (SELECT value FROM meta WHERE name = 'bytes')",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
             )
+            .and_then(|mut clock| clock.query_row([], |r| Ok((r.get(0)?, r.get(1)?))))
             .map_err(|e| self.error("cannot read the clock", e))?;
         let mut select = tx
             .prepare_cached(
