@@ -172,12 +172,16 @@ bench-malconv2: build
 bench-stall: build
 	taskset -c 0 $(VPY) benches/stall.py
 
-# What the feature cache's keys cost: EMBER2024 vectors of tests/golden/pe
-# extracted, cached by content, cached by stat, and the floors (read and
-# hash; stat) (docs/stalls.md, "The feature cache"). FEATURE_CACHE_FILES=DIR
-# for other files.
-bench-cache:
+# What the feature cache's keys cost (docs/stalls.md, "The feature cache"):
+# in Rust, EMBER2024 vectors of tests/golden/pe extracted, cached by
+# content, cached by stat, and the floors (read and hash; stat),
+# FEATURE_CACHE_FILES=DIR for other files; then the same through TF, where
+# users run it: rustfx.files(cache=) in a parallel tf.data map against
+# extraction, the floor and tf.data's cache() (benches/cache_tf.py,
+# CACHE_PE_DIR=DIR for PE files of at least 500 kB).
+bench-cache: build
 	cargo bench -p rustfx-cache --bench feature_cache
+	$(VPY) benches/cache_tf.py $(if $(CACHE_PE_DIR),--pe-dir $(CACHE_PE_DIR))
 
 # rustfx-sensor against rustfx-predict and Keras: footprint and speed (docs/sensor.md).
 bench-sensor: build predict sensor

@@ -155,6 +155,25 @@ fn main() {
             }
         })
     });
+    // Hits on 1 thread, then 2: lookups share nothing but the database
+    // (a reading connection each, no write lock).
+    let on_threads = |threads: usize, cache: &FeatureCache| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            rate(n, || {
+                epoch(&|batch| {
+                    std::hint::black_box(cache.extract_files(&spec, batch, MAX_BYTES).unwrap());
+                })
+            })
+        })
+    };
+    let scaling: Vec<(&str, f64, f64)> = [("content", &by_content), ("stat", &by_stat)]
+        .into_iter()
+        .map(|(name, cache)| (name, on_threads(1, cache), on_threads(2, cache)))
+        .collect();
     // What bounds the content key's floor: the hash, on one thread (and
     // SHA-256, the content key before BLAKE3).
     let block = vec![0x5au8; 64 << 20];
@@ -191,6 +210,12 @@ fn main() {
         stats.entries,
         stats.bytes as f64 / 1e6
     );
+    for (name, one, two) in scaling {
+        println!(
+            "{name} key hits: {one:.0} files/s on 1 thread, {two:.0} on 2 ({:.2}x)",
+            two / one
+        );
+    }
     drop((by_content, by_stat));
     let _ = std::fs::remove_dir_all(&dir);
 }

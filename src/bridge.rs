@@ -458,7 +458,11 @@ fn sha256_hex(data: &[u8]) -> BridgeResult<String> {
 
 fn content_key_hex(data: &[u8]) -> BridgeResult<String> {
     guard("content_key", || {
-        Ok(rustfx_cache::DocKey::of_content(data).0.iter().map(|b| format!("{b:02x}")).collect())
+        Ok(rustfx_cache::DocKey::of_content(data)
+            .0
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect())
     })
 }
 

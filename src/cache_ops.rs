@@ -94,7 +94,10 @@ fn warn_once(dir: &Path, e: &Error) {
         .get_or_insert_with(HashSet::new)
         .insert(dir.as_os_str().as_bytes().to_vec())
     {
-        eprintln!("rustfx: extracting without the feature cache {}: {e}", dir.display());
+        eprintln!(
+            "rustfx: extracting without the feature cache {}: {e}",
+            dir.display()
+        );
     }
 }
 
@@ -125,8 +128,12 @@ impl OpCache {
             let cache = self.cache.as_ref().ok_or_else(|| {
                 Error::new(ErrorKind::Internal, "no feature cache (a bug in rustfx)")
             })?;
-            let files =
-                cache.extract_files_prepared(&self.spec, &documents(paths), self.max_bytes, false)?;
+            let files = cache.extract_files_prepared(
+                &self.spec,
+                &documents(paths),
+                self.max_bytes,
+                false,
+            )?;
             let failed = match self.on_error {
                 OnError::Raise => files
                     .errors

@@ -60,4 +60,3 @@ impl Part {
         self.failed.as_ref().map_or(0, |(row, _)| *row)
     }
 }
-

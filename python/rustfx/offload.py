@@ -58,6 +58,7 @@ worker at all, the epoch runs locally.
 Rows are those of local FX, bit for bit: the same ops, deterministic.
 """
 
+import os
 import queue
 import threading
 import time
@@ -101,7 +102,7 @@ class Offload:
         if int(patience) < 1 or int(queue_batches) < 1:
             raise ValueError("patience and queue_batches must be >= 1")
         self.pipe = pipe
-        self.paths = np.array([p.encode() if isinstance(p, str) else p for p in pipe.paths],
+        self.paths = np.array([bytes(os.fsencode(p)) for p in pipe.paths],
                               dtype=object)
         self.labels = None if labels is None else np.asarray(labels)
         if self.labels is not None and len(self.labels) != len(self.paths):

@@ -38,7 +38,11 @@ The recommendation (`recommend`, a pure function of the figures):
   2. "cache" if the FX is deterministic (two passes over the same batch
      give the same bytes), the features of all elements fit `cache_bytes`
      (default half the available RAM) and there is more than one epoch:
-     every later epoch then runs at about the ceiling;
+     with tf.data's in-memory cache() every later epoch then runs at about
+     the ceiling. On disk, a rustfx.FeatureCache (content key) runs a later
+     epoch at most at its floor, reading and hashing (BLAKE3) every file:
+     a FilesPipeline's profile measures that floor on its files, on this
+     CPU, and the reasons quote it (stage "cache_floor");
   3. "offload" if ceiling / local >= 1.3 (FastFlow's rule), to
      N = ceil((ceiling - local) / per_worker) workers, per_worker being the
      input pipeline's own throughput with no trainer (a worker like this
@@ -97,13 +101,15 @@ class Recommendation(collections.namedtuple("Recommendation",
 
 def recommend(*, stall, median_wait, local, ceiling, per_worker=None, bytes_before_fx=None,
               bytes_after_fx=None, deterministic=None, elements=None, epochs=None,
-              cache_bytes=None, stall_threshold=STALL_THRESHOLD):
+              cache_bytes=None, stall_threshold=STALL_THRESHOLD, cache_floor=None):
     """The rule of the module doc, on figures: `stall` (share), `median_wait`
     (s), `local` and `ceiling` (consumer elements/s with the pipeline and with
     input free), `per_worker` (elements/s one worker gives; default `local`),
     bytes per element before and after FX, `deterministic`, `elements` per
-    epoch, `epochs` (None: unknown, taken as more than one) and
-    `cache_bytes` (the budget)."""
+    epoch, `epochs` (None: unknown, taken as more than one), `cache_bytes`
+    (the budget) and `cache_floor` (elements/s of reading and hashing the
+    files: the most a warm rustfx.FeatureCache epoch gives; None: not
+    measured)."""
     reasons = []
     ratio = ceiling / local if local and ceiling else None
     cut = None
@@ -135,7 +141,10 @@ def recommend(*, stall, median_wait, local, ceiling, per_worker=None, bytes_befo
     if deterministic and fits and epochs != 1:
         reasons.append(f"FX is deterministic and the features of {elements:,} elements "
                        f"({total / 1e6:,.1f} MB) fit the cache ({cache_bytes / 1e6:,.0f} MB): "
-                       f"epochs after the first run at about the ceiling")
+                       f"with tf.data's in-memory cache(), epochs after the first run at "
+                       f"about the ceiling")
+        if cache_floor:
+            reasons.append(_feature_cache_speed(cache_floor, local))
         if ratio is not None and ratio >= OFFLOAD_RATIO:
             reasons.append(f"the first epoch would need {workers} worker(s) to stop waiting")
         return Recommendation("cache", workers if ratio and ratio >= OFFLOAD_RATIO else 0,
@@ -148,6 +157,8 @@ def recommend(*, stall, median_wait, local, ceiling, per_worker=None, bytes_befo
                        f"({(cache_bytes or 0) / 1e6:,.0f} MB)")
     elif epochs == 1:
         reasons.append("no cache: one epoch only")
+    if deterministic and not fits and epochs != 1 and cache_floor:
+        reasons.append(_feature_cache_speed(cache_floor, local))
     if ratio is not None and ratio >= OFFLOAD_RATIO:
         reasons.append(f"ceiling / local >= {OFFLOAD_RATIO} (FastFlow's rule): "
                        f"ceil(({ceiling:,.1f} - {local:,.1f}) / {per_worker:,.1f} per worker) "
@@ -155,6 +166,16 @@ def recommend(*, stall, median_wait, local, ceiling, per_worker=None, bytes_befo
         return Recommendation("offload", workers, cut or "after_fx", reasons)
     reasons.append(f"ceiling / local < {OFFLOAD_RATIO} (FastFlow's rule): offloading would not pay")
     return Recommendation("nothing", 0, None, reasons)
+
+
+def _feature_cache_speed(floor, local):
+    """What a warm rustfx.FeatureCache epoch would give, from its measured
+    floor."""
+    against = f" ({floor / local:,.1f}x the pipeline's {local:,.1f})" if local else ""
+    return (f"on disk, a rustfx.FeatureCache (content key) runs later epochs at most at "
+            f"{floor:,.1f} elements/s on this CPU{against}: reading and hashing these files, "
+            f"measured (a warm epoch reached about 80% of it in docs/stalls.md); "
+            f"key='stat' reads no file")
 
 
 def _us(seconds):
@@ -170,7 +191,8 @@ class FilesPipeline:
 
     def __init__(self, paths, fx, batch_size=32, *, max_bytes=io.DEFAULT_MAX_BYTES,
                  num_parallel_calls=tf.data.AUTOTUNE, prefetch=tf.data.AUTOTUNE):
-        self.paths = [p.decode() if isinstance(p, bytes) else str(p) for p in paths]
+        # Bytes, as everywhere in rustfx: a name that is not UTF-8 keeps them.
+        self.paths = [bytes(os.fsencode(p)) for p in paths]
         self.fx, self.batch_size, self.max_bytes = fx, int(batch_size), max_bytes
         self.num_parallel_calls, self.prefetch = num_parallel_calls, prefetch
 
@@ -201,10 +223,15 @@ class FilesPipeline:
         fx, _ = _timed(in_memory)
         batching, _ = _timed(self._batches(paths))
         whole, _ = _timed(self.dataset(paths))
+        floor, _ = _timed(self._batches(paths).map(
+            lambda p: io.content_key(io.read_files(p, max_bytes=max_bytes)),
+            num_parallel_calls=npc).prefetch(self.prefetch))
         return ([Stage("read", *read, "rustfx.read_files on batches of paths"),
                  Stage("fx", *fx, "fx on the contents, in memory"),
                  Stage("batch", *batching, "from_tensor_slices(paths).batch(n) alone"),
-                 Stage("pipeline", *whole, "the whole pipeline, no trainer")],
+                 Stage("pipeline", *whole, "the whole pipeline, no trainer"),
+                 Stage("cache_floor", *floor, "read and hash (rustfx.content_key): the most "
+                       "a warm rustfx.FeatureCache epoch gives")],
                 before, contents[0] if contents else [])
 
 
@@ -353,7 +380,8 @@ class Profile:
             ceiling=ceiling_rows, per_worker=self.input_elements_per_second,
             bytes_before_fx=bytes_before_fx, bytes_after_fx=bytes_after_fx,
             deterministic=deterministic, elements=elements, epochs=epochs,
-            cache_bytes=cache_bytes, stall_threshold=stall_threshold)
+            cache_bytes=cache_bytes, stall_threshold=stall_threshold,
+            cache_floor=getattr(self.stages.get("cache_floor"), "elements_per_second", None))
 
     def to_dict(self):
         """The figures as plain data (JSON-able), samples included."""

@@ -129,3 +129,71 @@ def test_keras_layer_with_cache(tmp_path, files):
         rustfx.layers.ByteHistogram(cache=cache)
     model = keras.Sequential([keras.Input((), dtype="string"), layer])
     assert model.predict(paths, verbose=0).tobytes() == plain(paths).numpy().tobytes()
+
+
+def test_content_key_is_blake3():
+    # The BLAKE3 reference's vectors (BLAKE3-team/BLAKE3, test_vectors):
+    # the empty input, and "abc" (b3sum's).
+    got = rustfx.content_key(tf.constant([b"", b"abc"])).numpy()
+    assert [g.decode() for g in got] == [
+        "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262",
+        "6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85"]
+    assert rustfx.content_key(tf.constant([[b"a"], [b"b"]])).shape == (2, 1)
+
+
+def test_a_saved_model_serves_without_the_cache_directory(tmp_path, files):
+    directory = tmp_path / "cache"
+    cache = rustfx.FeatureCache(directory, key="stat")
+
+    class Model(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def features(self, paths):
+            return rustfx.ember_features(rustfx.files(paths, cache=cache))
+
+    model = Model()
+    paths = tf.constant(files)
+    expected = rustfx.ember_features(rustfx.files(paths)).numpy().tobytes()
+    assert model.features(paths).numpy().tobytes() == expected
+    assert model.features(paths).numpy().tobytes() == expected
+    assert cache.stats()["hits"] == len(files)
+    tf.saved_model.save(model, str(tmp_path / "model"))
+    # Served where the directory is gone: extracted, never created again.
+    import shutil
+    shutil.rmtree(directory)
+    code = ("import sys, tensorflow as tf, rustfx\n"
+            "m = tf.saved_model.load(sys.argv[1])\n"
+            "paths = tf.constant(sys.argv[2:])\n"
+            "got = m.features(paths).numpy().tobytes()\n"
+            "want = rustfx.ember_features(rustfx.files(paths)).numpy().tobytes()\n"
+            "assert got == want\n"
+            "print('served')\n")
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "model"), *files],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "served" in run.stdout, run.stderr[-3000:]
+    assert "extracting without the feature cache" in run.stderr
+    assert not directory.exists()
+
+
+def test_a_full_disk_never_stops_extraction(tmp_path, files):
+    # A cache on a 256 KiB tmpfs: its writes fail (database or disk is
+    # full); extraction goes on with exact rows, and the failures are
+    # counted. Needs root to mount (skipped otherwise).
+    import subprocess
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        cache = rustfx.FeatureCache(mount / "cache")
+        paths = tf.constant(files)
+        expected = rustfx.ember_features(rustfx.files(paths)).numpy().tobytes()
+        for _ in range(3):
+            got = rustfx.ember_features(rustfx.files(paths, cache=cache))
+            assert got.numpy().tobytes() == expected
+        stats = cache.stats()
+        assert stats["errors"] >= 1, stats
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)

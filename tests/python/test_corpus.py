@@ -285,6 +285,21 @@ def test_a_feature_cache_filled_from_the_shards_serves_training(corpus_list, loc
         assert after["misses"] == before["misses"], column
         want = rustfx_core.extract(spec, documents)
         assert _same_rows(got, want), column
+    # Each row's content_key is the cache's key of its bytes (the op's).
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    shards = sorted(glob.glob(os.path.join(out, "**", "*.parquet"), recursive=True))
+    table = pa.concat_tables([pq.read_table(s) for s in shards])
+    keys = dict(zip(table.column("path").to_pylist(), table.column("content_key").to_pylist()))
+    want = rustfx.content_key(rustfx.read_files(tf.constant(paths))).numpy()
+    assert [keys[os.fsencode(p)] for p in paths] == [k.decode() for k in want]
+    # A shard of a rustfx before BLAKE3 keys (no content_key) is refused.
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    shard = sorted(glob.glob(str(old / "**" / "*.parquet"), recursive=True))[0]
+    pq.write_table(pq.read_table(shard).drop(["content_key"]), shard)
+    with pytest.raises(ValueError, match="no content_key column"):
+        rustfx_core.FeatureCache(tmp_path / "cache-old").fill_from_corpus(str(old))
     # Rows that do not fit their spec are refused whole, nothing stored.
     spec = columns["byte_histogram"]
     with pytest.raises(RuntimeError, match="rows of"):

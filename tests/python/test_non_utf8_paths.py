@@ -210,3 +210,19 @@ def test_a_format_1_output_is_not_resumed(bad, local_ray, tmp_path):
     (out / corpus.SPEC_FILE).write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="format_version differs"):
         corpus.run("ember2018-bytes", os.fsdecode(src), str(out), shard_size=4)
+
+
+# ---- the input pipeline: from_files, profile's stages, offload ------------------------
+
+def test_from_files_and_offload_keep_the_name(bad):
+    path, name = bad
+    pipe = rustfx.pipeline.from_files([path, name], rustfx.byte_histogram, batch_size=2)
+    assert pipe.paths == [path, path]
+    rows = np.concatenate([b.numpy() for b in pipe.dataset()])
+    assert rows.tobytes() == np.stack([histogram(), histogram()]).tobytes()
+    stages, _, contents = pipe.stages(2)
+    assert list(contents) == [CONTENTS, CONTENTS] and {s.name for s in stages} >= {"read"}
+    off = rustfx.offload(pipe, None, labels=np.arange(2))
+    got = [(r.numpy(), int(label)) for rows, labels in off for r, label in zip(rows, labels)]
+    assert sorted(label for _, label in got) == [0, 1]
+    assert all(r.tobytes() == histogram().tobytes() for r, _ in got)

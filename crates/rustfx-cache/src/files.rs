@@ -124,7 +124,7 @@ impl FeatureCache {
                     }
                     Err(e) => ((Err(e), None), None),
                 };
-                let (probed, keys): (Vec<(Probed, Option<StoredRow>)>, Vec<Option<DocKey>>) =
+                let (probed, keys): (Vec<ProbedRow>, Vec<Option<DocKey>>) =
                     paths.par_iter().map(probe).unzip();
                 let (read, found): (Vec<Probed>, Vec<Option<StoredRow>>) =
                     probed.into_iter().unzip();
@@ -214,6 +214,9 @@ impl FeatureCache {
 /// contents if it was not stored, `None` if it was, or the read's error.
 type Probed = Result<Option<Vec<u8>>>;
 
+/// A file probed, and its row if it was found.
+type ProbedRow = (Probed, Option<StoredRow>);
+
 /// A document read for extraction: its contents (empty if the read
 /// failed), the read's error, and whether its row may be stored.
 struct Read<'a> {
@@ -238,4 +241,3 @@ impl<'a> Read<'a> {
         }
     }
 }
-

@@ -295,10 +295,10 @@ impl FeatureCache {
             .fetch_add(keys.len() as u64 - hits, Ordering::Relaxed);
         self.corrupt
             .fetch_add(found.bad.len() as u64, Ordering::Relaxed);
-        let touches = found.stale.into_iter().map(|key| Write::Touch {
-            spec: *digest,
-            key,
-        });
+        let touches = found
+            .stale
+            .into_iter()
+            .map(|key| Write::Touch { spec: *digest, key });
         let drops = found.bad.into_iter().map(|(key, checksum)| Write::Drop {
             spec: *digest,
             key,
@@ -317,7 +317,9 @@ impl FeatureCache {
         keys: &[DocKey],
     ) -> Vec<Option<StoredRow>> {
         self.lookup(digest, output, keys).unwrap_or_else(|e| {
-            self.writer.counters.fault("feature cache: cannot look up", &e);
+            self.writer
+                .counters
+                .fault("feature cache: cannot look up", &e);
             self.misses.fetch_add(keys.len() as u64, Ordering::Relaxed);
             vec![None; keys.len()]
         })

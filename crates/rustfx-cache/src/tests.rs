@@ -6,8 +6,8 @@
 
 use super::*;
 use rusqlite::Connection;
-use std::os::unix::ffi::OsStrExt;
 use rustfx::registry::EXTRACTORS;
+use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::AtomicUsize;
 
 /// A new, empty directory under the system's temp dir.
@@ -204,7 +204,10 @@ fn another_spec_never_reads_an_entry() {
     // The digest is of the scheme and the canonical JSON, which holds the
     // version.
     assert!(base.to_json().contains("\"output_version\""));
-    assert_eq!(spec_digest(&base), scheme_digest(KEY_SCHEME, &base.to_json()));
+    assert_eq!(
+        spec_digest(&base),
+        scheme_digest(KEY_SCHEME, &base.to_json())
+    );
     drop(cache);
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -589,6 +592,119 @@ fn a_damaged_entry_of_a_file_is_read_again() {
     let stats = cache.stats().unwrap();
     assert_eq!((stats.corrupt, stats.misses, stats.entries), (1, 1, 1));
     assert!(cache.get(&spec, &key).unwrap().unwrap().same_bits(&fresh));
+    drop(cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Holds SQLite's write lock on the cache in `dir` from another
+/// connection until dropped (as another process's long write would).
+struct WriteLock(Connection);
+
+impl WriteLock {
+    fn take(dir: &Path) -> WriteLock {
+        let conn = Connection::open(dir.join(DB_FILE)).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        WriteLock(conn)
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let _ = self.0.execute_batch("ROLLBACK");
+    }
+}
+
+/// `f` on another thread; panics if it has not returned within a minute
+/// (the writer's busy timeout: what a lookup that waited for the write
+/// lock would take).
+fn returns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(f()).unwrap());
+    result
+        .recv_timeout(std::time::Duration::from_secs(50))
+        .expect("waited for the write lock")
+}
+
+#[test]
+fn hits_and_misses_never_wait_for_the_write_lock() {
+    let dir = temp_dir("no-wait");
+    let cache = Arc::new(FeatureCache::open(&dir, CacheOptions::default()).unwrap());
+    let spec = spec(r#"{"extractor": "byte_histogram"}"#);
+    let docs: Vec<Vec<u8>> = (0..40u32)
+        .map(|i| format!("doc {i}").into_bytes())
+        .collect();
+    let expected = {
+        let refs: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
+        cache.extract(&spec, &refs[..20]).unwrap();
+        cache.flush().unwrap();
+        spec.build().unwrap().extract_batch(&refs).unwrap()
+    };
+    // Another connection holds the write lock: the first 20 are hits (some
+    // stale, to be marked used), the next 20 misses, and neither waits.
+    let lock = WriteLock::take(&dir);
+    let (c, s) = (cache.clone(), spec.clone());
+    let rows = returns(move || {
+        let refs: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
+        c.extract(&s, &refs).unwrap()
+    });
+    assert!(rows.same_bits(&expected));
+    drop(lock);
+    let stats = cache.stats().unwrap();
+    assert_eq!((stats.hits, stats.misses, stats.entries), (20, 40, 40));
+    drop(cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_full_queue_drops_rows_and_never_blocks() {
+    let dir = temp_dir("full-queue");
+    let cache = Arc::new(FeatureCache::open(&dir, CacheOptions::default()).unwrap());
+    let spec = spec(r#"{"extractor": "byte_sequence", "params": {"max_len": 1048576}}"#);
+    // 1 MiB rows, more than the queue holds while the writer is stuck.
+    let count = (QUEUE_BYTES >> 20) as usize + 16;
+    let docs: Vec<Vec<u8>> = (0..count).map(|i| vec![(i % 251) as u8; 1 << 20]).collect();
+    let lock = WriteLock::take(&dir);
+    let (c, s, d) = (cache.clone(), spec.clone(), docs.clone());
+    let ok = returns(move || {
+        let extractor = s.build().unwrap();
+        d.iter().all(|doc| {
+            let rows = c.extract(&s, &[doc.as_slice()]).unwrap();
+            rows.same_bits(&extractor.extract_batch(&[doc.as_slice()]).unwrap())
+        })
+    });
+    assert!(ok, "rows other than the extraction's");
+    drop(lock);
+    let stats = cache.stats().unwrap();
+    assert!(stats.dropped > 0, "{stats:?}");
+    assert_eq!(stats.entries + stats.dropped, count as u64, "{stats:?}");
+    assert_eq!(stats.errors, 0, "{stats:?}");
+    drop(cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_cache_that_fails_is_a_miss_and_extraction_goes_on() {
+    let dir = temp_dir("fails");
+    let cache = FeatureCache::open(&dir, CacheOptions::default()).unwrap();
+    let spec = spec(r#"{"extractor": "byte_entropy_histogram"}"#);
+    let docs: Vec<&[u8]> = vec![b"one document", b"another one", b""];
+    let expected = spec.build().unwrap().extract_batch(&docs).unwrap();
+    assert!(cache.extract(&spec, &docs).unwrap().same_bits(&expected));
+    cache.flush().unwrap();
+    // The database replaced by garbage under the open handle: every lookup
+    // and write fails, each counted; the rows are the extraction's.
+    drop(cache.readers.lock().unwrap().drain(..));
+    for name in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(dir.join(format!("{DB_FILE}{name}")));
+    }
+    std::fs::write(dir.join(DB_FILE), vec![0x5a; 65536]).unwrap();
+    for _ in 0..2 {
+        assert!(cache.extract(&spec, &docs).unwrap().same_bits(&expected));
+    }
+    let _ = cache.flush();
+    let errors = cache.writer.counters.errors.load(Ordering::Relaxed);
+    assert!(errors >= 2, "{errors}");
+    assert!(cache.writer.counters.first_error.lock().unwrap().is_some());
     drop(cache);
     std::fs::remove_dir_all(dir).unwrap();
 }

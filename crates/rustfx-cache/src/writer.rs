@@ -194,16 +194,8 @@ impl Writer {
 impl Drop for Writer {
     /// Applies what is queued, then joins the thread.
     fn drop(&mut self) {
-        self.queue
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some(thread) = self
-            .thread
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(thread) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = thread.join();
         }
     }
@@ -260,7 +252,10 @@ fn run(
             let mut queued = queued.lock().unwrap_or_else(|p| p.into_inner());
             for write in writes.drain(..) {
                 if let Write::Put { spec, key, row } = write {
-                    if queued.get(&(spec, key)).is_some_and(|r| Arc::ptr_eq(r, &row)) {
+                    if queued
+                        .get(&(spec, key))
+                        .is_some_and(|r| Arc::ptr_eq(r, &row))
+                    {
                         queued.remove(&(spec, key));
                     }
                 }
