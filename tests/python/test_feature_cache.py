@@ -99,6 +99,7 @@ def test_a_damaged_entry_is_recomputed_never_served(tmp_path):
     doc = bytes(range(256)) * 10
     cache = FeatureCache(tmp_path)
     cache.extract(spec, [doc])
+    cache.flush()  # committed, so the edit below reaches it
     with sqlite3.connect(tmp_path / "features.sqlite3") as db:
         db.execute("UPDATE row_data SET row_values = "
                    "substr(row_values, 1, 99) || x'7f' || substr(row_values, 101)")

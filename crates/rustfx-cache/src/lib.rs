@@ -278,26 +278,43 @@ impl FeatureCache {
         Ok((hit, assemble(spec.output(), found.iter().flatten())))
     }
 
-    /// The stored rows for `keys` (checked; then the rows this handle has
-    /// queued and not yet written), counting hits and misses.
+    /// The rows this handle has queued and not yet written, and the
+    /// stored rows (checked) of the other `keys`, counting hits and misses.
     fn lookup(
         &self,
         digest: &[u8; 32],
         output: OutputSpec,
         keys: &[DocKey],
     ) -> Result<Vec<Option<StoredRow>>> {
-        let found = self.with_reader(|reader| reader.get_many(digest, output, keys))?;
-        let mut rows = found.rows;
+        // The queued rows first: a row leaves the queue only once it is
+        // committed, so a read that starts after this finds it. (Read
+        // first, a row committed and dequeued in between was missed.)
+        let mut rows = vec![None; keys.len()];
         self.writer.fill_queued(digest, keys, &mut rows);
+        // A queued row that is hit is marked used after its put.
+        let queued_hits: Vec<DocKey> = (0..keys.len())
+            .filter(|&i| rows[i].is_some())
+            .map(|i| keys[i])
+            .collect();
+        let unqueued: Vec<usize> = (0..keys.len()).filter(|&i| rows[i].is_none()).collect();
+        let found = if unqueued.len() == keys.len() {
+            self.with_reader(|reader| reader.get_many(digest, output, keys))?
+        } else {
+            let wanted: Vec<DocKey> = unqueued.iter().map(|&i| keys[i]).collect();
+            self.with_reader(|reader| reader.get_many(digest, output, &wanted))?
+        };
+        for (&i, row) in unqueued.iter().zip(found.rows) {
+            rows[i] = row;
+        }
         let hits = rows.iter().filter(|r| r.is_some()).count() as u64;
         self.hits.fetch_add(hits, Ordering::Relaxed);
         self.misses
             .fetch_add(keys.len() as u64 - hits, Ordering::Relaxed);
         self.corrupt
             .fetch_add(found.bad.len() as u64, Ordering::Relaxed);
-        let touches = found
-            .stale
+        let touches = queued_hits
             .into_iter()
+            .chain(found.stale)
             .map(|key| Write::Touch { spec: *digest, key });
         let drops = found.bad.into_iter().map(|(key, checksum)| Write::Drop {
             spec: *digest,

@@ -132,9 +132,6 @@ impl Writer {
     /// Fills the `None`s of `rows` (of `keys` under `spec`) with rows
     /// queued and not yet committed.
     pub fn fill_queued(&self, spec: &[u8; 32], keys: &[DocKey], rows: &mut [Option<StoredRow>]) {
-        if rows.iter().all(Option::is_some) {
-            return;
-        }
         let queued = self.queued.lock().unwrap_or_else(|p| p.into_inner());
         if queued.is_empty() {
             return;
