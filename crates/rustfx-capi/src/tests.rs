@@ -476,7 +476,9 @@ fn the_feature_cache_gives_what_extract_gives() {
     let mut stats = [0u64; CACHE_STATS];
     assert!(unsafe { rustfx_cache_stats(cache, stats.as_mut_ptr(), &mut message) });
     assert_eq!(stats[..2], [6, 3], "hits, misses");
-    assert_eq!(stats[4], 3, "entries");
+    assert_eq!(stats[4..6], [0, 0], "dropped, errors");
+    assert_eq!(stats[6], 3, "entries");
+    assert!(unsafe { rustfx_cache_flush(cache, &mut message) });
     // Null handles are refused, not followed.
     let none = unsafe {
         rustfx_cache_extract(
