@@ -136,6 +136,23 @@ def test_bytes_per_element_before_and_after_fx(name, paths, fx, width_bytes, bat
     cut = prof.recommendation.cut
     if prof.recommendation.action == "offload":
         assert cut == ("after_fx" if width_bytes < mean_size else "before_fx")
+    # The feature cache's floor: reading and hashing the same files, faster
+    # than reading them into tensors and extracting.
+    floor = prof.stages["cache_floor"]
+    assert floor.elements == prof.stages["read"].elements and floor.elements_per_second > 0
+
+
+def test_the_cache_recommendation_quotes_the_feature_cache_floor():
+    figures = dict(stall=0.75, median_wait=1e-2, local=100, ceiling=400, per_worker=100,
+                   bytes_after_fx=1e4, deterministic=True, elements=1000, cache_bytes=1e8)
+    rec = pipeline.recommend(**figures, cache_floor=1234.5)
+    assert rec.action == "cache"
+    quoted = [r for r in rec.reasons if "rustfx.FeatureCache" in r]
+    assert quoted and "1,234.5 elements/s" in quoted[0] and "12.3x" in quoted[0], str(rec)
+    assert not any("FeatureCache" in r for r in pipeline.recommend(**figures).reasons)
+    # Features past the memory budget: the disk cache is still quoted.
+    big = dict(figures, elements=10**6)
+    assert any("1,234.5" in r for r in pipeline.recommend(**big, cache_floor=1234.5).reasons)
 
 
 def test_a_plain_dataset_is_profiled_without_stages():
