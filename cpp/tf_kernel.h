@@ -9,8 +9,8 @@
 //   Compute returning OpStatus; exceptions become Internal errors).
 // - PlanChunks, ForEachChunk, ForEachRange: a batch's documents in chunks,
 //   run on the core's threads (src/op_threads.rs) with the caller's.
-// The extractor ops are in extract_ops.cc, read_files and sha256 in
-// read_files_op.cc.
+// The extractor ops: extract_ops.cc (their base: extractor_kernel.h);
+// read_files and the digests: read_files_op.cc; cache stats: cache_ops.cc.
 #ifndef RUSTFX_CPP_TF_KERNEL_H_
 #define RUSTFX_CPP_TF_KERNEL_H_
 
@@ -270,15 +270,6 @@ inline constexpr const char* kSourceAttrs[] = {
     "read_files: bool = false",
     "read_max_bytes: int = 0",
     "read_on_error: string = 'raise'",
-};
-
-// An extractor op's feature cache (extract_ops.cc, src/cache_ops.rs): the
-// directory ('' for none), its key ("content" or "stat") and its cap (-1:
-// the core's default).
-inline constexpr const char* kCacheAttrs[] = {
-    "cache_dir: string = ''",
-    "cache_key: string = 'content'",
-    "cache_max_bytes: int = -1",
 };
 
 inline OpStatus GetDocumentSource(const Attrs& attrs,

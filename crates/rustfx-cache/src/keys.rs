@@ -10,7 +10,6 @@
 //! (rustfx's SHA-256 keys before it) are never found, so they miss, never
 //! hit wrongly, and the cap ages them out.
 
-use crate::CacheOptions;
 use rustfx::spec::FeatureSpec;
 use rustfx::{Error, ErrorKind, Result};
 use std::os::unix::ffi::OsStrExt;
@@ -118,19 +117,4 @@ pub fn spec_digest(spec: &FeatureSpec) -> [u8; 32] {
     h.update(b"\0");
     h.update(spec.to_json().as_bytes());
     *h.finalize().as_bytes()
-}
-
-impl CacheOptions {
-    /// `InvalidArgument`, saying what is allowed, for a cap out of range.
-    pub fn check(&self) -> Result<()> {
-        if !(crate::MIN_MAX_BYTES..=crate::MAX_MAX_BYTES).contains(&self.max_bytes) {
-            return Err(Error::invalid_argument(format!(
-                "a feature cache's max_bytes must be from {} to {} bytes, got {}",
-                crate::MIN_MAX_BYTES,
-                crate::MAX_MAX_BYTES,
-                self.max_bytes
-            )));
-        }
-        Ok(())
-    }
 }

@@ -106,6 +106,19 @@ impl Default for CacheOptions {
     }
 }
 
+impl CacheOptions {
+    /// `InvalidArgument`, saying what is allowed, for a cap out of range.
+    pub fn check(&self) -> Result<()> {
+        if !(MIN_MAX_BYTES..=MAX_MAX_BYTES).contains(&self.max_bytes) {
+            return Err(Error::invalid_argument(format!(
+                "a feature cache's max_bytes must be from {} to {} bytes, got {}",
+                MIN_MAX_BYTES, MAX_MAX_BYTES, self.max_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// What a cache has done and holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -297,12 +310,8 @@ impl FeatureCache {
             .map(|i| keys[i])
             .collect();
         let unqueued: Vec<usize> = (0..keys.len()).filter(|&i| rows[i].is_none()).collect();
-        let found = if unqueued.len() == keys.len() {
-            self.with_reader(|reader| reader.get_many(digest, output, keys))?
-        } else {
-            let wanted: Vec<DocKey> = unqueued.iter().map(|&i| keys[i]).collect();
-            self.with_reader(|reader| reader.get_many(digest, output, &wanted))?
-        };
+        let wanted: Vec<DocKey> = unqueued.iter().map(|&i| keys[i]).collect();
+        let found = self.with_reader(|reader| reader.get_many(digest, output, &wanted))?;
         for (&i, row) in unqueued.iter().zip(found.rows) {
             rows[i] = row;
         }
@@ -375,31 +384,14 @@ impl FeatureCache {
                 bad.width
             )));
         }
-        let digest = spec_digest(spec);
-        let writes = keys
-            .iter()
-            .zip(stored)
-            .map(|(key, row)| Write::Put {
-                spec: digest,
-                key: *key,
-                row: Arc::new(row),
-            })
-            .collect();
-        self.writer.write_now(writes)
+        let rows = keys.iter().copied().zip(stored);
+        self.writer.write_now(puts(&spec_digest(spec), rows))
     }
 
     /// Queues `rows` to be stored under `digest` (dropped if the queue is
     /// full).
     fn queue_rows(&self, digest: &[u8; 32], rows: Vec<(DocKey, StoredRow)>) {
-        let writes = rows
-            .into_iter()
-            .map(|(key, row)| Write::Put {
-                spec: *digest,
-                key,
-                row: Arc::new(row),
-            })
-            .collect();
-        self.writer.offer(writes);
+        self.writer.offer(puts(digest, rows));
     }
 
     /// `spec`'s extractor, built once per handle.
@@ -439,6 +431,17 @@ impl FeatureCache {
             bytes,
         })
     }
+}
+
+/// The writes that store `rows` under `digest`.
+fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, StoredRow)>) -> Vec<Write> {
+    rows.into_iter()
+        .map(|(key, row)| Write::Put {
+            spec: *digest,
+            key,
+            row: Arc::new(row),
+        })
+        .collect()
 }
 
 #[cfg(test)]
