@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 #: The C ABI layout this module speaks (crates/rustfx-capi, ABI_VERSION).
-ABI_VERSION = 6
+ABI_VERSION = 7
 
 # rustfx_output_array's `which`: the values (of the output's dtype, bytes
 # for strings), the row splits (int64), the sparse values' column indices
@@ -93,6 +93,9 @@ def lib():
         ("rustfx_cache_put_rows", c.c_bool,
          [c.c_void_p, c.c_char_p, c.c_size_t, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t,
           c.c_void_p, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t, out_bytes]),
+        ("rustfx_row_digests", c.c_bool,
+         [c.c_char_p, c.c_size_t, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t,
+          c.c_void_p, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t, c.c_void_p, out_bytes]),
         ("rustfx_cache_stats", c.c_bool, [c.c_void_p, c.c_void_p, out_bytes]),
         ("rustfx_cache_flush", c.c_bool, [c.c_void_p, out_bytes]),
         ("rustfx_spec_query", c.c_bool,

@@ -12,8 +12,15 @@ of an older rustfx (SHA-256 keys) are never read. key="stat" keys files given
 to extract_files by their path and metadata instead (no read on a hit),
 with a risk: a file rewritten at the same size within one tick of the file
 system's timestamps is served its old features. Entries that fail their
-checksum are deleted and recomputed. Rows are stored from the core's own
-extraction, or by put_rows (fill_from_corpus) from a corpus job's shards.
+checksum are deleted and recomputed.
+
+What is trusted: rows are stored from the core's own extraction, or by
+put_rows from rows the caller vouches for. fill_from_corpus stores a corpus
+job's rows only if each matches the row digest the job wrote beside it
+(row_digests: the spec, the content key and the row's bytes), and refuses a
+shard with any row that does not: an edited value or key, or bit rot, is
+never stored. A digest finds damage, not a forger who can run rustfx;
+whoever can write the shards could write the cache's directory too.
 
 Misses are stored by the handle's writer thread (Rust, crates/rustfx-cache)
 in batched transactions: extract() never waits for SQLite's write lock, a
@@ -30,10 +37,63 @@ from rustfx_core import _abi
 from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents, OutputBuffers
 from rustfx_core.spec import FeatureSpec
 
-__all__ = ["FeatureCache"]
+__all__ = ["FeatureCache", "row_digests"]
 
 #: What stats() returns, in the C ABI's order (rustfx_cache_stats).
 STATS = ("hits", "misses", "corrupt", "evicted", "dropped", "errors", "entries", "bytes")
+
+
+def row_digests(spec, digests, rows):
+    """The row digest (32 bytes each, end to end) of each of `rows` for
+    `spec` under its document's content key in `digests` (put_rows'
+    arguments): BLAKE3 of the spec's digest, the key and the row as the
+    cache stores it (rustfx_cache::row_digests). A corpus job writes it
+    beside each row; fill_from_corpus refuses a shard whose rows do not
+    match theirs."""
+    spec = FeatureSpec.from_json(spec)
+    text = spec.to_json().encode()
+    args, _keep = _row_buffers(spec, digests, rows)
+    out = ctypes.create_string_buffer(max(1, args[0] * 32))
+    message = ctypes.c_void_p()
+    if not _abi.lib().rustfx_row_digests(text, len(text), *args, out, ctypes.byref(message)):
+        raise RuntimeError(_abi._taken_message(message))
+    return out.raw[:args[0] * 32]
+
+
+def _row_buffers(spec, digests, rows):
+    """The C ABI's row arguments (rows, digests, values, values_len,
+    string_ends, string_count, row_ends, indices, index_count) of `rows`
+    (spec.rows.convert's form) under `digests`, and the arrays they point
+    into (to keep alive for the call)."""
+    n = len(digests) // 32
+    if len(digests) != 32 * n:
+        raise ValueError(f"digests must be 32 bytes each, got {len(digests)} bytes")
+    keep = []
+
+    def buffer(array, dtype=None):
+        array = np.ascontiguousarray(array, dtype)
+        keep.append(array)
+        return array.ctypes.data, array.size
+
+    string_ends = row_ends = indices = (None, 0)
+    kind = spec.rows.kind
+    if kind == "dense":
+        values = rows
+    elif spec.rows.dtype == "string":
+        values = rows.data
+        string_ends = buffer(rows.string_ends, np.uint64)
+        row_ends = buffer(rows.row_splits[1:], np.uint64)
+    else:
+        values = rows.values
+        row_ends = buffer(rows.row_splits[1:], np.uint64)
+        if kind == "sparse":
+            indices = buffer(rows.indices, np.uint64)
+    if (len(rows) if kind == "dense" else row_ends[1]) != n:
+        raise ValueError(f"{n} digests for rows of another number of documents")
+    values = np.ascontiguousarray(values)
+    keep.append(values)
+    return (n, bytes(digests), values.ctypes.data, values.nbytes, string_ends[0],
+            string_ends[1], row_ends[0], indices[0], indices[1]), keep
 
 
 def _documents(docs):
@@ -161,43 +221,15 @@ class FeatureCache:
         (BLAKE3, 32 bytes each, end to end: Documents.content_keys), and `rows` in the
         form spec.rows.convert gives (a 2-D array, Ragged, Strings or
         Sparse). Checked whole against the spec before anything is stored
-        (RuntimeError with the core's message otherwise); one transaction."""
+        (RuntimeError with the core's message otherwise); one transaction.
+        The caller vouches for the rows: fill_from_corpus checks each
+        row's digest (row_digests) first."""
         spec = FeatureSpec.from_json(spec)
         text = spec.to_json().encode()
-        n = len(digests) // 32
-        if len(digests) != 32 * n:
-            raise ValueError(f"digests must be 32 bytes each, got {len(digests)} bytes")
-        keep = []  # the arrays must outlive the call
-
-        def buffer(array, dtype=None):
-            if array is None:
-                return None, 0
-            array = np.ascontiguousarray(array, dtype)
-            keep.append(array)
-            return array.ctypes.data, array.size
-
-        string_ends = row_ends = indices = (None, 0)
-        kind = spec.rows.kind
-        if kind == "dense":
-            values = rows
-        elif spec.rows.dtype == "string":
-            values = rows.data
-            string_ends = buffer(rows.string_ends, np.uint64)
-            row_ends = buffer(rows.row_splits[1:], np.uint64)
-        else:
-            values = rows.values
-            row_ends = buffer(rows.row_splits[1:], np.uint64)
-            if kind == "sparse":
-                indices = buffer(rows.indices, np.uint64)
-        if (len(rows) if kind == "dense" else row_ends[1]) != n:
-            raise ValueError(f"{n} digests for rows of another number of documents")
-        values = np.ascontiguousarray(values)
-        keep.append(values)
+        args, _keep = _row_buffers(spec, digests, rows)
         message = ctypes.c_void_p()
-        if not _abi.lib().rustfx_cache_put_rows(
-                self._handle, text, len(text), n, digests, values.ctypes.data, values.nbytes,
-                string_ends[0], string_ends[1], row_ends[0], indices[0], indices[1],
-                ctypes.byref(message)):
+        if not _abi.lib().rustfx_cache_put_rows(self._handle, text, len(text), *args,
+                                                ctypes.byref(message)):
             raise RuntimeError(_abi._taken_message(message))
 
     def fill_from_corpus(self, output):

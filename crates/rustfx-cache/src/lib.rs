@@ -69,7 +69,7 @@ use writer::Writer;
 
 pub use files::{FilesBatch, PreparedSpec};
 pub use keys::{spec_digest, CacheKey, DocKey, KEY_SCHEME};
-pub use row::ENTRY_OVERHEAD;
+pub use row::{ENTRY_OVERHEAD, ROW_DIGEST_CONTEXT};
 pub use shared::{flush_shared, shared};
 pub use writer::QUEUE_BYTES;
 
@@ -205,8 +205,20 @@ impl FeatureCache {
     /// Opens the cache in `dir`, creating the directory and the database
     /// if missing. `InvalidArgument` for options out of range, or a
     /// database that is not a feature cache of this format; `Io` for what
-    /// the file system or SQLite refuses.
+    /// the file system or SQLite refuses. A database SQLite finds damaged
+    /// is moved aside and a new one started, counted in `errors` and
+    /// printed ([`Store::open_replacing_damaged`]).
     pub fn open(dir: impl AsRef<Path>, options: CacheOptions) -> Result<FeatureCache> {
+        FeatureCache::open_waiting(dir, options, store::BUSY_TIMEOUT)
+    }
+
+    /// [`FeatureCache::open`] whose writes wait `busy` for another's lock
+    /// (the tests' shorter timeout).
+    pub(crate) fn open_waiting(
+        dir: impl AsRef<Path>,
+        options: CacheOptions,
+        busy: std::time::Duration,
+    ) -> Result<FeatureCache> {
         options.check()?;
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| {
@@ -219,11 +231,12 @@ impl FeatureCache {
             )
         })?;
         let db = dir.join(DB_FILE);
-        let writer = Writer::start(
-            Store::open(&db)?,
-            options.max_bytes,
-            &dir.display().to_string(),
-        )?;
+        let (store, replaced) = Store::open_replacing_damaged(&db, busy)?;
+        let writer = Writer::start(store, options.max_bytes, &dir.display().to_string())?;
+        if let Some(note) = replaced {
+            eprintln!("rustfx: {note}");
+            writer.counters.errors.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(FeatureCache {
             options,
             readers: Mutex::new(vec![Store::open_reader(&db)?]),
@@ -362,28 +375,7 @@ impl FeatureCache {
     /// `InvalidArgument` if the batch is not of `spec`'s output or has
     /// another number of rows.
     pub fn put_many(&self, spec: &FeatureSpec, keys: &[DocKey], rows: &Batch) -> Result<()> {
-        let output = spec.output();
-        let shape = (rows.layout(), rows.values().dtype());
-        if shape != (output.layout, output.dtype) || rows.rows() != keys.len() {
-            return Err(Error::invalid_argument(format!(
-                "a feature cache stores {} rows of {} {} for {}, got {} rows of {} {}",
-                keys.len(),
-                output.layout.name(),
-                output.dtype.name(),
-                spec.extractor(),
-                rows.rows(),
-                shape.0.name(),
-                shape.1.name()
-            )));
-        }
-        let stored: Vec<StoredRow> = (0..keys.len()).map(|i| StoredRow::of(rows, i)).collect();
-        if let Some(bad) = stored.iter().find(|r| !r.fits(output)) {
-            return Err(Error::invalid_argument(format!(
-                "a feature cache stores rows of {}'s output, got a row of width {}",
-                spec.extractor(),
-                bad.width
-            )));
-        }
+        let stored = stored_rows(spec, keys, rows)?;
         let rows = keys.iter().copied().zip(stored);
         self.writer.write_now(puts(&spec_digest(spec), rows))
     }
@@ -433,6 +425,49 @@ impl FeatureCache {
     }
 }
 
+/// Each row of `rows` (a batch of `spec`'s output) as stored;
+/// `InvalidArgument` if the batch is not of `spec`'s output or has another
+/// number of rows than `keys`.
+fn stored_rows(spec: &FeatureSpec, keys: &[DocKey], rows: &Batch) -> Result<Vec<StoredRow>> {
+    let output = spec.output();
+    let shape = (rows.layout(), rows.values().dtype());
+    if shape != (output.layout, output.dtype) || rows.rows() != keys.len() {
+        return Err(Error::invalid_argument(format!(
+            "a feature cache stores {} rows of {} {} for {}, got {} rows of {} {}",
+            keys.len(),
+            output.layout.name(),
+            output.dtype.name(),
+            spec.extractor(),
+            rows.rows(),
+            shape.0.name(),
+            shape.1.name()
+        )));
+    }
+    let stored: Vec<StoredRow> = (0..keys.len()).map(|i| StoredRow::of(rows, i)).collect();
+    if let Some(bad) = stored.iter().find(|r| !r.fits(output)) {
+        return Err(Error::invalid_argument(format!(
+            "a feature cache stores rows of {}'s output, got a row of width {}",
+            spec.extractor(),
+            bad.width
+        )));
+    }
+    Ok(stored)
+}
+
+/// The digest of each row of `rows` (a batch of `spec`'s output) under its
+/// key in `keys` ([`StoredRow::digest`]): what a corpus job writes beside
+/// each row, and what filling a cache from its shards checks. Errors as
+/// [`FeatureCache::put_many`]'s.
+pub fn row_digests(spec: &FeatureSpec, keys: &[DocKey], rows: &Batch) -> Result<Vec<[u8; 32]>> {
+    let digest = spec_digest(spec);
+    let stored = stored_rows(spec, keys, rows)?;
+    Ok(keys
+        .iter()
+        .zip(&stored)
+        .map(|(key, row)| row.digest(&digest, &key.0))
+        .collect())
+}
+
 /// The writes that store `rows` under `digest`.
 fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, StoredRow)>) -> Vec<Write> {
     rows.into_iter()
@@ -444,5 +479,7 @@ fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, StoredRow)>) 
         .collect()
 }
 
+#[cfg(test)]
+mod fault_tests;
 #[cfg(test)]
 mod tests;

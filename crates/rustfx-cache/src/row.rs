@@ -150,6 +150,30 @@ impl StoredRow {
         fingerprint64(bytemuck::cast_slice(&parts)) as i64
     }
 
+    /// The row's digest under `spec_digest` and `doc_key`: a BLAKE3 (its
+    /// key derivation mode, [`ROW_DIGEST_CONTEXT`]) of the same fields as
+    /// [`StoredRow::checksum`]. A corpus job writes it beside each row and
+    /// `fill_from_corpus` checks it before storing the row: a shard changed
+    /// after it was written (an edited value or content key, bit rot) is
+    /// refused. Like the checksum, it finds damage, not a forger who can run
+    /// rustfx: whoever can write a shard can write the cache's directory.
+    pub fn digest(&self, spec_digest: &[u8], doc_key: &[u8]) -> [u8; 32] {
+        let mut hasher = blake3::Hasher::new_derive_key(ROW_DIGEST_CONTEXT);
+        for part in [
+            spec_digest,
+            doc_key,
+            self.layout.name().as_bytes(),
+            self.dtype.name().as_bytes(),
+            &self.width.to_le_bytes(),
+            &self.values,
+            &self.aux,
+        ] {
+            hasher.update(&(part.len() as u64).to_le_bytes());
+            hasher.update(part);
+        }
+        *hasher.finalize().as_bytes()
+    }
+
     /// The bytes this entry counts against the cache's cap: its values,
     /// its auxiliary column and [`ENTRY_OVERHEAD`].
     pub fn size(&self) -> u64 {
@@ -186,6 +210,10 @@ impl StoredRow {
         }
     }
 }
+
+/// The BLAKE3 key-derivation context of [`StoredRow::digest`]; a new
+/// definition of the digest takes a new context.
+pub const ROW_DIGEST_CONTEXT: &str = "rustfx-cache row digest 1";
 
 /// What each entry counts beyond its values: its two 32-byte keys, the
 /// other columns, and SQLite's row and index overhead, roughly.
@@ -301,5 +329,45 @@ mod tests {
         let mut other = row.clone();
         other.dtype = DType::Int32;
         assert_ne!(sum, other.checksum(&[1; 32], &[2; 32]));
+    }
+
+    /// The row digest covers the same as the checksum, and is BLAKE3's key
+    /// derivation of the length-prefixed fields (the definition, written
+    /// out here from blake3's own API).
+    #[test]
+    fn the_row_digest_covers_every_field_and_the_key() {
+        let row = StoredRow {
+            layout: Layout::Sparse,
+            dtype: DType::Float32,
+            width: 9,
+            values: vec![0, 0, 128, 63],
+            aux: 7u64.to_le_bytes().to_vec(),
+        };
+        let digest = row.digest(&[1; 32], &[2; 32]);
+        let mut fields = Vec::new();
+        for part in [
+            &[1u8; 32][..],
+            &[2; 32],
+            b"sparse",
+            b"float32",
+            &9i64.to_le_bytes(),
+            &[0, 0, 128, 63],
+            &7u64.to_le_bytes(),
+        ] {
+            fields.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            fields.extend_from_slice(part);
+        }
+        assert_eq!(digest, blake3::derive_key(ROW_DIGEST_CONTEXT, &fields));
+        assert_ne!(digest, row.digest(&[1; 32], &[3; 32]));
+        assert_ne!(digest, row.digest(&[4; 32], &[2; 32]));
+        let mut flipped = row.clone();
+        flipped.values[0] ^= 1;
+        assert_ne!(digest, flipped.digest(&[1; 32], &[2; 32]));
+        let mut moved = row.clone();
+        moved.aux = 8u64.to_le_bytes().to_vec();
+        assert_ne!(digest, moved.digest(&[1; 32], &[2; 32]));
+        let mut wider = row.clone();
+        wider.width = 10;
+        assert_ne!(digest, wider.digest(&[1; 32], &[2; 32]));
     }
 }

@@ -42,6 +42,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod open;
+
 /// How long a writer waits for another process's transaction.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -85,6 +87,8 @@ INSERT OR IGNORE INTO meta VALUES ('clock', 0), ('bytes', 0);
 pub(crate) struct Store {
     conn: Connection,
     path: PathBuf,
+    /// How long a write waits for another's lock ([`BUSY_TIMEOUT`]).
+    busy: Duration,
 }
 
 /// What [`Store::get_many`] found.
@@ -130,116 +134,14 @@ impl Write {
 }
 
 impl Store {
-    /// Opens (creating) the database at `path` to write: WAL mode, the
-    /// tables, the format check.
-    pub fn open(path: &Path) -> Result<Store> {
-        let store = Store::connect(path)?;
-        store.set_wal()?;
-        store
-            .conn
-            .pragma_update(None, "synchronous", "NORMAL")
-            .map_err(|e| store.error("cannot set synchronous", e))?;
-        store.create()?;
-        Ok(store)
-    }
-
-    /// Opens the database at `path` (made by [`Store::open`]) to read.
-    pub fn open_reader(path: &Path) -> Result<Store> {
-        let store = Store::connect(path)?;
-        store
-            .conn
-            .pragma_update(None, "query_only", true)
-            .map_err(|e| store.error("cannot set query_only", e))?;
-        Ok(store)
-    }
-
-    fn connect(path: &Path) -> Result<Store> {
-        let conn = Connection::open(path).map_err(|e| sql_error(path, "cannot open", e))?;
-        let store = Store {
-            conn,
-            path: path.to_path_buf(),
-        };
-        store
-            .conn
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| store.error("cannot set busy_timeout", e))?;
-        // Pages kept in memory, up to PAGE_CACHE_KIB per connection
-        // (SQLite's default is 2 MiB, less than an epoch of EMBER2024 rows
-        // of a few hundred files, so every lookup went to the file again).
-        store
-            .conn
-            .pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
-            .map_err(|e| store.error("cannot set cache_size", e))?;
-        Ok(store)
-    }
-
-    /// WAL mode. Switching takes an exclusive lock that the busy handler
-    /// does not wait for, so a process that opens while another switches
-    /// retries.
-    fn set_wal(&self) -> Result<()> {
-        let start = std::time::Instant::now();
-        loop {
-            let mode = self
-                .conn
-                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0));
-            match mode {
-                Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
-                Ok(mode) => {
-                    return Err(Error::new(
-                        ErrorKind::Io,
-                        format!(
-                            "feature cache {}: SQLite refused WAL mode (journal mode {mode}): \
-                             put the cache on a local file system",
-                            self.path.display()
-                        ),
-                    ))
-                }
-                Err(e) if is_busy(&e) && start.elapsed() < BUSY_TIMEOUT => {
-                    std::thread::sleep(Duration::from_millis(5))
-                }
-                Err(e) => return Err(self.error("cannot switch to WAL mode", e)),
-            }
-        }
-    }
-
-    /// The tables, if missing, and the format check.
-    fn create(&self) -> Result<()> {
-        let tx = self.write()?;
-        tx.execute_batch(SCHEMA)
-            .map_err(|e| self.error("cannot create the tables", e))?;
-        for (name, want) in [("format", FORMAT), ("byte_order", BYTE_ORDER)] {
-            let got: Option<i64> = tx
-                .query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| {
-                    r.get(0)
-                })
-                .optional()
-                .map_err(|e| self.error("cannot read the format", e))?;
-            match got {
-                None => {
-                    tx.execute("INSERT INTO meta VALUES (?1, ?2)", params![name, want])
-                        .map_err(|e| self.error("cannot write the format", e))?;
-                }
-                Some(got) if got == want => {}
-                Some(got) => {
-                    return Err(Error::invalid_argument(format!(
-                        "feature cache {}: its {name} is {got}, this rustfx reads {want} only: \
-                         use another directory, or delete this one to start over",
-                        self.path.display()
-                    )))
-                }
-            }
-        }
-        tx.commit().map_err(|e| self.error("cannot commit", e))
-    }
-
-    fn write(&self) -> Result<rusqlite::Transaction<'_>> {
+    pub(crate) fn write(&self) -> Result<rusqlite::Transaction<'_>> {
         // `&self`: an IMMEDIATE transaction on the writer's connection,
         // which only its thread uses.
         rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(|e| self.error("cannot begin a write", e))
     }
 
-    fn error(&self, what: &str, e: rusqlite::Error) -> Error {
+    pub(crate) fn error(&self, what: &str, e: rusqlite::Error) -> Error {
         sql_error(&self.path, what, e)
     }
 
@@ -505,7 +407,7 @@ fn evict(tx: &Connection, mut total: i64, target: i64) -> rusqlite::Result<u64> 
     Ok(victims.len() as u64)
 }
 
-fn is_busy(e: &rusqlite::Error) -> bool {
+pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
@@ -513,7 +415,7 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 }
 
 /// A SQLite error as rustfx's: `Io`, naming the database; damage says so.
-fn sql_error(path: &Path, what: &str, e: rusqlite::Error) -> Error {
+pub(crate) fn sql_error(path: &Path, what: &str, e: rusqlite::Error) -> Error {
     let hint = match e.sqlite_error_code() {
         Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
             " (the file is damaged or not a feature cache: delete the directory to start over)"

@@ -9,7 +9,8 @@
 //! with the same code. Rows are stored from the core's own extraction,
 //! or, by [`rustfx_cache_put_rows`], from rows the core extracted
 //! elsewhere (a corpus job's shards), checked whole against the spec
-//! before they are stored.
+//! before they are stored; [`rustfx_row_digests`] gives the digest of
+//! each such row that a corpus job writes and the fill checks.
 
 use crate::{bytes, output_of, report, text, Documents, Output};
 use rustfx::error::catch_panic;
@@ -296,10 +297,70 @@ unsafe fn copied<T: Copy>(data: *const T, len: usize, what: &str) -> Result<Vec<
     Ok(unsafe { std::slice::from_raw_parts(data, len) }.to_vec())
 }
 
+/// Rows of the spec's output handed in as buffers (a corpus job's, or
+/// what it is given to check), and their documents' content keys.
+struct RowBuffers {
+    rows: usize,
+    digests: *const u8,
+    values: *const u8,
+    values_len: usize,
+    string_ends: *const u64,
+    string_count: usize,
+    row_ends: *const u64,
+    indices: *const u64,
+    index_count: usize,
+}
+
+impl RowBuffers {
+    /// The keys and the batch, checked whole against `spec`'s output.
+    ///
+    /// # Safety
+    /// The lengths at each pointer, as [`rustfx_cache_put_rows`] says.
+    unsafe fn batch(&self, spec: &FeatureSpec) -> Result<(Vec<DocKey>, Batch)> {
+        let rows = self.rows;
+        // SAFETY: the caller passes the lengths above at each pointer.
+        let digest_bytes = unsafe { bytes(self.digests, rows.saturating_mul(32)) }?;
+        let value_bytes = unsafe { bytes(self.values, self.values_len) }?;
+        let output = spec.output();
+        let values = match output.dtype {
+            DType::String => Values::String(Strings {
+                bytes: value_bytes.to_vec(),
+                ends: unsafe { copied(self.string_ends, self.string_count, "string ends") }?,
+            }),
+            dtype => Values::from_host_bytes(dtype, value_bytes)?,
+        };
+        let row_ends = || unsafe { copied(self.row_ends, rows, "row ends") };
+        let batch = match output.layout {
+            Layout::Dense => Batch::Dense {
+                rows,
+                width: output.width.unwrap_or(0),
+                values,
+            },
+            Layout::Ragged => Batch::Ragged {
+                values,
+                row_ends: row_ends()?,
+            },
+            Layout::Sparse => Batch::Sparse {
+                width: output.width.unwrap_or(0),
+                indices: unsafe { copied(self.indices, self.index_count, "indices") }?,
+                values,
+                row_ends: row_ends()?,
+            },
+        };
+        batch.check(&output, rows)?;
+        let keys = digest_bytes
+            .chunks_exact(32)
+            .map(|d| DocKey(d.try_into().expect("chunks of 32")))
+            .collect();
+        Ok((keys, batch))
+    }
+}
+
 /// Stores `rows` documents' rows for the spec, made elsewhere by the core
 /// (a corpus job's output), under their content keys (`rows` BLAKE3
-/// digests of 32 bytes at `digests`, `rustfx_documents_content_keys`), replacing what was stored, in one
-/// transaction. The rows in the layout of the spec's output:
+/// digests of 32 bytes at `digests`, `rustfx_documents_content_keys`),
+/// replacing what was stored, in one transaction. The rows in the layout of
+/// the spec's output:
 /// - `values`: `values_len` bytes, the values in native byte order (strings:
 ///   their bytes end to end, and `string_count` ends at `string_ends`);
 /// - `row_ends`: `rows` ends (ragged and sparse; null for dense);
@@ -328,45 +389,79 @@ pub unsafe extern "C" fn rustfx_cache_put_rows(
     index_count: usize,
     message: *mut *mut c_char,
 ) -> bool {
+    let buffers = RowBuffers {
+        rows,
+        digests,
+        values,
+        values_len,
+        string_ends,
+        string_count,
+        row_ends,
+        indices,
+        index_count,
+    };
     let outcome = catch_panic("rustfx_cache_put_rows", || {
         // SAFETY: see `cache` and `Cache::spec`; the caller passes the
-        // lengths above at each pointer.
+        // lengths of `RowBuffers::batch`.
         let cache = unsafe { self::cache(cache) }?;
         let spec = unsafe { cache.spec(spec, spec_len) }?;
-        let digest_bytes = unsafe { bytes(digests, rows.saturating_mul(32)) }?;
-        let value_bytes = unsafe { bytes(values, values_len) }?;
-        let output = spec.output();
-        let values = match output.dtype {
-            DType::String => Values::String(Strings {
-                bytes: value_bytes.to_vec(),
-                ends: unsafe { copied(string_ends, string_count, "string ends") }?,
-            }),
-            dtype => Values::from_host_bytes(dtype, value_bytes)?,
-        };
-        let row_ends = || unsafe { copied(row_ends, rows, "row ends") };
-        let batch = match output.layout {
-            Layout::Dense => Batch::Dense {
-                rows,
-                width: output.width.unwrap_or(0),
-                values,
-            },
-            Layout::Ragged => Batch::Ragged {
-                values,
-                row_ends: row_ends()?,
-            },
-            Layout::Sparse => Batch::Sparse {
-                width: output.width.unwrap_or(0),
-                indices: unsafe { copied(indices, index_count, "indices") }?,
-                values,
-                row_ends: row_ends()?,
-            },
-        };
-        batch.check(&output, rows)?;
-        let keys: Vec<DocKey> = digest_bytes
-            .chunks_exact(32)
-            .map(|d| DocKey(d.try_into().expect("chunks of 32")))
-            .collect();
+        let (keys, batch) = unsafe { buffers.batch(&spec) }?;
         cache.cache.put_many(&spec, &keys, &batch)
+    });
+    done(outcome, message)
+}
+
+/// Writes the row digest of each of `rows` documents' rows for the spec
+/// (`rustfx_cache::row_digests`: what a corpus job writes beside a row and
+/// filling a cache checks) to `out`, 32 bytes each, end to end. The other
+/// arguments as [`rustfx_cache_put_rows`]'s, checked the same way. False
+/// and a message on failure.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says; `32 * rows` writable
+/// bytes at `out`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rustfx_row_digests(
+    spec: *const u8,
+    spec_len: usize,
+    rows: usize,
+    digests: *const u8,
+    values: *const u8,
+    values_len: usize,
+    string_ends: *const u64,
+    string_count: usize,
+    row_ends: *const u64,
+    indices: *const u64,
+    index_count: usize,
+    out: *mut u8,
+    message: *mut *mut c_char,
+) -> bool {
+    let buffers = RowBuffers {
+        rows,
+        digests,
+        values,
+        values_len,
+        string_ends,
+        string_count,
+        row_ends,
+        indices,
+        index_count,
+    };
+    let outcome = catch_panic("rustfx_row_digests", || {
+        // SAFETY: the caller passes `spec_len` bytes and the lengths of
+        // `RowBuffers::batch`.
+        let spec = FeatureSpec::from_json(unsafe { text(spec, spec_len, "a feature spec") }?)?;
+        let (keys, batch) = unsafe { buffers.batch(&spec) }?;
+        let found = rustfx_cache::row_digests(&spec, &keys, &batch)?;
+        if out.is_null() && rows > 0 {
+            return Err(Error::invalid_argument("null row digests"));
+        }
+        for (i, digest) in found.iter().enumerate() {
+            // SAFETY: room for 32 * rows bytes at the non-null `out`.
+            unsafe { ptr::copy_nonoverlapping(digest.as_ptr(), out.add(32 * i), 32) };
+        }
+        Ok(())
     });
     done(outcome, message)
 }

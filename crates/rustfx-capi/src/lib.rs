@@ -39,8 +39,9 @@ pub use explain::*;
 
 /// The layout of this ABI; `_core.py` refuses a library of another one.
 /// 3: explanations (`rustfx_explain` and its accessors); 4: the feature
-/// cache (`rustfx_cache_*`).
-pub const ABI_VERSION: u32 = 6;
+/// cache (`rustfx_cache_*`); 6: BLAKE3 content keys, flush; 7: row digests
+/// (`rustfx_row_digests`).
+pub const ABI_VERSION: u32 = 7;
 
 /// [`ABI_VERSION`].
 #[no_mangle]

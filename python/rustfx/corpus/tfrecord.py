@@ -13,6 +13,7 @@ import struct
 import pyarrow as pa
 import tensorflow as tf
 
+from rustfx_core.corpus.arrow import digest_column
 from rustfx_core.corpus.shards import OutputDir, ShardFormat, load_feature_set, shard_names
 from rustfx_core.outputs import RowsVisitor
 
@@ -53,7 +54,8 @@ def _bytes(values):
 
 def _feature_of(arrow_type):
     """The tf.train.Feature maker of a column's values (a list or a scalar)."""
-    is_list = pa.types.is_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type)
+    is_list = (pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
+               or pa.types.is_fixed_size_list(arrow_type))
     value_type = arrow_type.value_type if is_list else arrow_type
     make = (_floats if pa.types.is_floating(value_type) else
             _ints if pa.types.is_integer(value_type) else _bytes)
@@ -101,6 +103,8 @@ def parse_schema(feature_set):
     }
     for column, spec in feature_set.features.items():
         schema.update(spec.rows.accept(_PARSE_FEATURE, column, _stored(spec.rows)))
+        # The row's digest (rustfx_core.corpus.arrow); "" in error rows.
+        schema[digest_column(column)] = tf.io.FixedLenFeature([], tf.string, default_value="")
     return schema
 
 

@@ -7,9 +7,15 @@ so the rows and their schema cannot disagree.
 | kind    | column(s)                                   | Arrow type                      |
 |---------|---------------------------------------------|---------------------------------|
 | dense   | `<name>`                                    | fixed_size_list<dtype>[width]   |
-| ragged  | `<name>`                                    | list<dtype>; strings list<binary> |
-| sparse  | `<name>_indices`, `<name>_values`           | list<int64>, list<dtype>        |
+| ragged  | `<name>`                                    | large_list<dtype>; strings large_list<large_binary> |
+| sparse  | `<name>_indices`, `<name>_values`           | large_list<int64>, large_list<dtype> |
+| every   | `<name>_digest`                             | fixed_size_binary(32)           |
 
+Lists and strings have 64-bit offsets (Arrow's large types): a shard of
+long ragged rows (1,000 MalConv2 rows of 4 MB) passes 2^31 values, where
+32-bit offsets would wrap. `<name>_digest` is each row's digest
+(rustfx_core.cache.row_digests: the spec, the content key and the row),
+which FeatureCache.fill_from_corpus checks before it stores the row.
 A failed document's feature columns are null.
 """
 
@@ -44,22 +50,22 @@ class _Columns(RowsVisitor):
 
     def ragged(self, rows, column, result, mask):
         values = pa.array(result.values, _VALUE_TYPES[rows.dtype])
-        return {column: pa.ListArray.from_arrays(_offsets(result.row_splits), values,
-                                                 mask=mask)}
+        return {column: pa.LargeListArray.from_arrays(_offsets(result.row_splits), values,
+                                                      mask=mask)}
 
     def strings(self, rows, column, result, mask):
-        offsets = np.concatenate([[0], result.string_ends]).astype(np.int32)
-        strings = pa.Array.from_buffers(pa.binary(), len(result.string_ends), [
+        offsets = np.concatenate([[0], result.string_ends]).astype(np.int64)
+        strings = pa.Array.from_buffers(pa.large_binary(), len(result.string_ends), [
             None, pa.py_buffer(offsets), pa.py_buffer(result.data)])
-        return {column: pa.ListArray.from_arrays(_offsets(result.row_splits), strings,
-                                                 mask=mask)}
+        return {column: pa.LargeListArray.from_arrays(_offsets(result.row_splits), strings,
+                                                      mask=mask)}
 
     def sparse(self, rows, column, result, mask):
         offsets = _offsets(result.row_splits)
         return {
-            column + "_indices": pa.ListArray.from_arrays(
+            column + "_indices": pa.LargeListArray.from_arrays(
                 offsets, pa.array(result.indices, pa.int64()), mask=mask),
-            column + "_values": pa.ListArray.from_arrays(
+            column + "_values": pa.LargeListArray.from_arrays(
                 offsets, pa.array(result.values, _VALUE_TYPES[rows.dtype]), mask=mask),
         }
 
@@ -68,13 +74,25 @@ _COLUMNS = _Columns()
 
 
 def _offsets(row_splits):
-    return pa.array(row_splits.astype(np.int32))
+    return pa.array(np.asarray(row_splits, np.int64))
 
 
-def feature_columns(spec, column, result, mask=None):
+def digest_column(column):
+    """The name of feature `column`'s row digests."""
+    return column + "_digest"
+
+
+def feature_columns(spec, column, result, digests, mask=None):
     """{name: pyarrow.Array} of feature `column` (FeatureSpec `spec`) from
-    its extracted rows `result` (spec.rows.convert's)."""
-    return spec.rows.accept(_COLUMNS, column, result, mask)
+    its extracted rows `result` (spec.rows.convert's) and their row digests
+    (`digests`: 32 bytes each, end to end; rustfx_core.cache.row_digests)."""
+    arrays = spec.rows.accept(_COLUMNS, column, result, mask)
+    arrays[digest_column(column)] = pa.Array.from_buffers(
+        pa.binary(32), len(digests) // 32, [None, pa.py_buffer(digests)]) \
+        if mask is None else pa.array(
+            [None if bad else digests[32 * i:32 * (i + 1)]
+             for i, bad in enumerate(mask.to_pylist())], pa.binary(32))
+    return arrays
 
 
 def schema(features, feature_set_json):
@@ -82,6 +100,6 @@ def schema(features, feature_set_json):
     column -> FeatureSpec), the feature set's JSON in the metadata."""
     fields = list(BASE_FIELDS)
     for column, spec in features.items():
-        for name, array in feature_columns(spec, column, spec.rows.empty()).items():
+        for name, array in feature_columns(spec, column, spec.rows.empty(), b"").items():
             fields.append(pa.field(name, array.type))
     return pa.schema(fields, metadata={METADATA_KEY: feature_set_json.encode()})

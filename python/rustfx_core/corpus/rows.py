@@ -5,8 +5,8 @@ One row per path: path (binary: the path's bytes, exact whatever the
 name, os.fsencode of a str path), size (bytes read, at most max_bytes), sha256 (hex,
 in Rust, of those bytes; null in error rows), content_key (the feature cache's
 key of those bytes: their BLAKE3, hex; null in error rows), status (a tf.errors code, 0 =
-OK), message, then each feature's columns (rustfx_core.corpus.arrow; null
-in error rows).
+OK), message, then each feature's columns and its row digests
+(rustfx_core.corpus.arrow; null in error rows).
 """
 
 import os
@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents, Extractor
+from rustfx_core.cache import row_digests
 from rustfx_core.corpus.arrow import feature_columns
 from rustfx_core.corpus.features import FeatureSet
 from rustfx_core.corpus.inputs import is_uri, read_batches, read_uris
@@ -109,7 +110,9 @@ def _extract_batch(paths, plan, max_bytes, on_error):
         "message": pa.array([_text(m) for m in documents.messages], pa.string()),
     }
     mask = pa.array(failed)
+    raw_keys = b"".join(bytes.fromhex(k) for k in keys)
     for column, spec in plan.feature_set.features.items():
         result = plan.extractors[column].extract(documents, spec.rows.convert)
-        columns.update(feature_columns(spec, column, result, mask))
+        digests = row_digests(spec, raw_keys, result)
+        columns.update(feature_columns(spec, column, result, digests, mask))
     return pa.Table.from_pydict(columns, schema=plan.schema)

@@ -26,7 +26,9 @@ from rustfx_core.corpus.arrow import METADATA_KEY
 from rustfx_core.corpus.features import FeatureSet
 
 #: 2: the path column is binary (the path's bytes), no longer a string.
-FORMAT_VERSION = 2
+#: 3: a content_key column (BLAKE3), each feature's row digests
+#: (`<column>_digest`), 64-bit list and string offsets (large_list).
+FORMAT_VERSION = 3
 SPEC_FILE = "spec.json"
 DEFAULT_SHARD_SIZE = 1000
 #: Rows buffered before a Parquet row group is written.

@@ -1,0 +1,254 @@
+//! The cache under faults: a damaged or hostile database file, another
+//! connection holding the write lock (for a while, and past the busy
+//! timeout), a full queue, the database replaced under an open handle.
+//! Each gives the extraction's rows, a miss or a clear error, never other
+//! rows, and never blocks extraction.
+
+use super::*;
+use crate::tests::{one_entry, spec, temp_dir};
+use rusqlite::Connection;
+use std::time::Duration;
+
+#[test]
+fn hostile_database_files_give_an_error_or_a_miss() {
+    let spec = spec(r#"{"extractor": "byte_histogram"}"#);
+    let doc: &[u8] = b"some document";
+    let fresh = spec.build().unwrap().extract_batch(&[doc]).unwrap();
+    // Garbage (a damaged header): moved aside, a new cache started and
+    // counted as an error; the garbage kept beside it.
+    let dir = temp_dir("garbage");
+    std::fs::write(dir.join(DB_FILE), vec![0x5a; 10000]).unwrap();
+    let cache = FeatureCache::open(&dir, CacheOptions::default()).unwrap();
+    assert!(cache.extract(&spec, &[doc]).unwrap().same_bits(&fresh));
+    let stats = cache.stats().unwrap();
+    assert_eq!((stats.errors, stats.misses, stats.entries), (1, 1, 1));
+    drop(cache);
+    let aside = dir.join(format!("{DB_FILE}.damaged"));
+    assert_eq!(std::fs::read(&aside).unwrap(), vec![0x5a; 10000]);
+    let cache = FeatureCache::open(&dir, CacheOptions::default()).unwrap();
+    assert!(cache
+        .get(&spec, &DocKey::of_content(doc))
+        .unwrap()
+        .is_some());
+    assert_eq!(cache.stats().unwrap().errors, 0);
+    drop(cache);
+    // A database that is not a feature cache: refused, not replaced.
+    std::fs::remove_file(dir.join(DB_FILE)).unwrap();
+    Connection::open(dir.join(DB_FILE))
+        .unwrap()
+        .execute_batch("CREATE TABLE entries (x); INSERT INTO entries VALUES (1);")
+        .unwrap();
+    assert!(FeatureCache::open(&dir, CacheOptions::default()).is_err());
+    assert!(Connection::open(dir.join(DB_FILE))
+        .unwrap()
+        .query_row("SELECT x FROM entries", [], |r| r.get::<_, i64>(0))
+        .is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Another format.
+    let (dir, ..) = one_entry("format");
+    Connection::open(dir.join(DB_FILE))
+        .unwrap()
+        .execute_batch("UPDATE meta SET value = 99 WHERE name = 'format'")
+        .unwrap();
+    let err = FeatureCache::open(&dir, CacheOptions::default()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Garbage beside it, in the WAL and the shared-memory index (as a
+    // crash or a copy might leave them): SQLite checks the WAL's frames and
+    // rebuilds the index, so the entry is still found, and exact.
+    let (dir, spec_one, key, doc_one) = one_entry("wal");
+    for suffix in ["-wal", "-shm"] {
+        let mut name = DB_FILE.to_string();
+        name.push_str(suffix);
+        std::fs::write(dir.join(name), vec![0xa5; 40000]).unwrap();
+    }
+    match FeatureCache::open(&dir, CacheOptions::default()) {
+        Ok(cache) => match cache.get(&spec_one, &key) {
+            Ok(Some(row)) => assert!(row.same_bits(
+                &spec_one
+                    .build()
+                    .unwrap()
+                    .extract_batch(&[&doc_one])
+                    .unwrap()
+            )),
+            Ok(None) => panic!("the committed entry was lost"),
+            Err(e) => eprintln!("garbage WAL: {e}"),
+        },
+        Err(e) => eprintln!("garbage WAL: {e}"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Truncated at every 1/8 of its length: opens or not, and then gives
+    // an error, a miss or the exact row.
+    let (dir, full_spec, _, _) = one_entry("truncated");
+    let cache = FeatureCache::open(&dir, CacheOptions::default()).unwrap();
+    let docs: Vec<Vec<u8>> = (0..200u32)
+        .map(|i| format!("document {i}").into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
+    cache.extract(&full_spec, &refs).unwrap();
+    drop(cache);
+    let whole = std::fs::read(dir.join(DB_FILE)).unwrap();
+    for eighth in 1..8 {
+        std::fs::write(dir.join(DB_FILE), &whole[..whole.len() * eighth / 8]).unwrap();
+        if let Ok(cache) = FeatureCache::open(&dir, CacheOptions::default()) {
+            for d in &refs {
+                if let Ok(Some(row)) = cache.get(&full_spec, &DocKey::of_content(d)) {
+                    assert!(row.same_bits(&full_spec.build().unwrap().extract_batch(&[d]).unwrap()));
+                }
+            }
+            if let Ok(Some(row)) = cache.get(&spec, &DocKey::of_content(doc)) {
+                assert!(row.same_bits(&fresh));
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Holds SQLite's write lock on the cache in `dir` from another
+/// connection until dropped (as another process's long write would).
+struct WriteLock(Connection);
+
+impl WriteLock {
+    fn take(dir: &Path) -> WriteLock {
+        let conn = Connection::open(dir.join(DB_FILE)).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        WriteLock(conn)
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let _ = self.0.execute_batch("ROLLBACK");
+    }
+}
+
+/// `f` on another thread; panics if it has not returned within a minute
+/// (the writer's busy timeout: what a lookup that waited for the write
+/// lock would take).
+fn returns<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(f()).unwrap());
+    result
+        .recv_timeout(std::time::Duration::from_secs(50))
+        .expect("waited for the write lock")
+}
+
+#[test]
+fn hits_and_misses_never_wait_for_the_write_lock() {
+    let dir = temp_dir("no-wait");
+    let cache = Arc::new(FeatureCache::open(&dir, CacheOptions::default()).unwrap());
+    let spec = spec(r#"{"extractor": "byte_histogram"}"#);
+    let docs: Vec<Vec<u8>> = (0..40u32)
+        .map(|i| format!("doc {i}").into_bytes())
+        .collect();
+    let expected = {
+        let refs: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
+        cache.extract(&spec, &refs[..20]).unwrap();
+        cache.flush().unwrap();
+        spec.build().unwrap().extract_batch(&refs).unwrap()
+    };
+    // Another connection holds the write lock: the first 20 are hits (some
+    // stale, to be marked used), the next 20 misses, and neither waits.
+    let lock = WriteLock::take(&dir);
+    let (c, s) = (cache.clone(), spec.clone());
+    let rows = returns(move || {
+        let refs: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
+        c.extract(&s, &refs).unwrap()
+    });
+    assert!(rows.same_bits(&expected));
+    drop(lock);
+    let stats = cache.stats().unwrap();
+    assert_eq!((stats.hits, stats.misses, stats.entries), (20, 40, 40));
+    drop(cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_full_queue_drops_rows_and_never_blocks() {
+    let dir = temp_dir("full-queue");
+    let cache = Arc::new(FeatureCache::open(&dir, CacheOptions::default()).unwrap());
+    let spec = spec(r#"{"extractor": "byte_sequence", "params": {"max_len": 1048576}}"#);
+    // 1 MiB rows, more than the queue holds while the writer is stuck.
+    let count = (QUEUE_BYTES >> 20) as usize + 16;
+    let docs: Vec<Vec<u8>> = (0..count).map(|i| vec![(i % 251) as u8; 1 << 20]).collect();
+    let lock = WriteLock::take(&dir);
+    let (c, s, d) = (cache.clone(), spec.clone(), docs.clone());
+    let ok = returns(move || {
+        let extractor = s.build().unwrap();
+        d.iter().all(|doc| {
+            let rows = c.extract(&s, &[doc.as_slice()]).unwrap();
+            rows.same_bits(&extractor.extract_batch(&[doc.as_slice()]).unwrap())
+        })
+    });
+    assert!(ok, "rows other than the extraction's");
+    drop(lock);
+    let stats = cache.stats().unwrap();
+    assert!(stats.dropped > 0, "{stats:?}");
+    assert_eq!(stats.entries + stats.dropped, count as u64, "{stats:?}");
+    assert_eq!(stats.errors, 0, "{stats:?}");
+    drop(cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_cache_that_fails_is_a_miss_and_extraction_goes_on() {
+    let dir = temp_dir("fails");
+    let cache = FeatureCache::open(&dir, CacheOptions::default()).unwrap();
+    let spec = spec(r#"{"extractor": "byte_entropy_histogram"}"#);
+    let docs: Vec<&[u8]> = vec![b"one document", b"another one", b""];
+    let expected = spec.build().unwrap().extract_batch(&docs).unwrap();
+    assert!(cache.extract(&spec, &docs).unwrap().same_bits(&expected));
+    cache.flush().unwrap();
+    // The database replaced by garbage under the open handle: every lookup
+    // and write fails, each counted; the rows are the extraction's.
+    drop(cache.readers.lock().unwrap().drain(..));
+    for name in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(dir.join(format!("{DB_FILE}{name}")));
+    }
+    std::fs::write(dir.join(DB_FILE), vec![0x5a; 65536]).unwrap();
+    for _ in 0..2 {
+        assert!(cache.extract(&spec, &docs).unwrap().same_bits(&expected));
+    }
+    let _ = cache.flush();
+    let errors = cache.writer.counters.errors.load(Ordering::Relaxed);
+    assert!(errors >= 2, "{errors}");
+    assert!(cache.writer.counters.first_error.lock().unwrap().is_some());
+    drop(cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_lock_held_past_the_busy_timeout_fails_writes_and_nothing_else() {
+    let dir = temp_dir("past-busy");
+    let busy = Duration::from_millis(300);
+    let cache = Arc::new(FeatureCache::open_waiting(&dir, CacheOptions::default(), busy).unwrap());
+    let spec = spec(r#"{"extractor": "byte_histogram"}"#);
+    let docs: Vec<Vec<u8>> = (0..30u32)
+        .map(|i| format!("doc {i}").into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
+    let expected = spec.build().unwrap().extract_batch(&refs).unwrap();
+    cache.extract(&spec, &refs[..10]).unwrap();
+    cache.flush().unwrap();
+    // Held for 3 busy timeouts: the writes of the 20 misses fail (counted,
+    // not stored), the 10 hits are still read (and the 20 queued rows, until
+    // their write fails), every row is exact.
+    let lock = WriteLock::take(&dir);
+    for _ in 0..2 {
+        assert!(cache.extract(&spec, &refs).unwrap().same_bits(&expected));
+    }
+    assert!(cache.flush().is_err());
+    std::thread::sleep(busy * 3);
+    drop(lock);
+    let stats = cache.stats().unwrap();
+    assert!(stats.errors >= 1, "{stats:?}");
+    assert_eq!(stats.hits + stats.misses, 10 + 2 * 30, "{stats:?}");
+    assert!(stats.hits >= 2 * 10, "{stats:?}");
+    assert_eq!(stats.entries, 10, "{stats:?}");
+    // With the lock gone, the next misses are stored again.
+    assert!(cache.extract(&spec, &refs).unwrap().same_bits(&expected));
+    cache.flush().unwrap();
+    assert_eq!(cache.stats().unwrap().entries, 30);
+    drop(cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
