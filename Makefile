@@ -9,6 +9,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 # (build.rs and crates/rustfx-predict/build.rs ask it for TF's headers).
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
+.PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64
 .PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-cache serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
@@ -28,10 +29,13 @@ $(VENV)/.installed: python/requirements.txt
 # loads into TF 2.16-2.21), the core's C ABI (crates/rustfx-capi, no TF
 # linked: python/rustfx_core and the Ray corpus workers) and rustfx-features
 # (the pure-Rust program the tests compare with the ops).
+# Installed by rename, not copied over: a process that has the old
+# library loaded (a notebook, a test run) keeps its mapping instead of
+# crashing (SIGBUS) on a file rewritten under it.
 build: setup
 	$(TF_ENV) cargo build --release -p rustfx-ops -p rustfx-capi -p rustfx-features
-	cp target/release/librustfx_ops.so $(LIB)
-	cp target/release/librustfx_capi.so $(CORE_LIB)
+	cp target/release/librustfx_ops.so $(LIB).new && mv -f $(LIB).new $(LIB)
+	cp target/release/librustfx_capi.so $(CORE_LIB).new && mv -f $(CORE_LIB).new $(CORE_LIB)
 
 # What a TF Serving build links (BUILD_NOTES.md, "TF Serving"): the kernels,
 # the bridge, the cxx runtime and the Rust core in one static library, and a
@@ -186,6 +190,36 @@ bench-cache: build
 # rustfx-sensor against rustfx-predict and Keras: footprint and speed (docs/sensor.md).
 bench-sensor: build predict sensor
 	$(VPY) benches/sensor.py
+
+# aarch64 (BUILD_NOTES.md, "aarch64"), cross-built on this x86-64 machine:
+# Debian's rustc (rustc-web) with its aarch64 std, zig as C compiler and
+# linker for glibc 2.17 (tests/aarch64/zigcc), in target/aarch64. The
+# toolchain and qemu-user are installed if missing (Debian, needs root).
+# test-aarch64 runs both programs under qemu against the x86-64 builds,
+# byte for byte (tests/aarch64/parity.py); not part of `make test`.
+AARCH64 := aarch64-unknown-linux-gnu
+AARCH64_BIN := target/aarch64/$(AARCH64)
+AARCH64_ENV := RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$(CURDIR)/target/aarch64" \
+	ZIG="$(CURDIR)/$(VPY) -m ziglang" \
+	CC_aarch64_unknown_linux_gnu="$(CURDIR)/tests/aarch64/zigcc" \
+	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="$(CURDIR)/tests/aarch64/zigcc"
+
+toolchain-aarch64:
+	tests/aarch64/toolchain.sh
+
+features-aarch64: toolchain-aarch64 setup
+	$(AARCH64_ENV) cargo build --release --target $(AARCH64) -p rustfx-features
+
+sensor-aarch64: toolchain-aarch64 setup
+	$(AARCH64_ENV) cargo build --profile sensor --target $(AARCH64) -p rustfx-sensor --bin rustfx-sensor
+
+test-aarch64: features-aarch64 sensor-aarch64 sensor
+	cargo build --release -p rustfx-features
+	test -f target/demo-sensor/model.onnx || $(MAKE) demo
+	python3 tests/aarch64/parity.py --runner qemu-aarch64-static \
+	  --x86 target/release/rustfx-features --aarch64 $(AARCH64_BIN)/release/rustfx-features \
+	  --sensor-x86 target/sensor/rustfx-sensor --sensor-aarch64 $(AARCH64_BIN)/sensor/rustfx-sensor \
+	  --model target/demo-sensor --corpus tests/golden --corpus tests/pe --table target/aarch64/parity.md
 
 # Coverage-guided fuzzing, every target for FUZZ_SECONDS each (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 60

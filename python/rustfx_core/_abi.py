@@ -256,8 +256,11 @@ def _array(function, handle, which, dtype):
         raise RuntimeError(f"{function.__name__} failed (a bug in rustfx)")
     if count.value == 0:
         return np.zeros(0, dtype)
-    raw = ctypes.string_at(data.value, count.value * np.dtype(dtype).itemsize)
-    return np.frombuffer(raw, dtype)
+    # Copied once, straight into the array (a bytes object in between was
+    # a second copy, and fresh pages at every call).
+    array = np.empty(count.value, dtype)
+    ctypes.memmove(array.ctypes.data, data.value, array.nbytes)
+    return array
 
 
 class OutputBuffers:
