@@ -18,6 +18,7 @@
 //! rustfx-features [FLAGS] --spec SPEC.json FILE...            a FeatureSpec file (rustfx.FeatureSpec.to_json)
 //! rustfx-features --print-spec EXTRACTOR [NAME=VALUE...]   its spec, defaults filled in
 //! rustfx-features --list                               every extractor and its parameters
+//! rustfx-features --registry                           the same as JSON, examples included
 //!
 //! FLAGS: --max-bytes N       read at most N bytes of each file
 //!        --batch-size N      files read and extracted at once, in parallel (64)
@@ -53,7 +54,7 @@ const PROGRAM: Program = Program {
     name: "rustfx-features",
     usage: "usage: rustfx-features [FLAGS] EXTRACTOR [NAME=VALUE...] FILE... \
             | [FLAGS] --spec SPEC.json FILE... | --print-spec EXTRACTOR [NAME=VALUE...] \
-            | --list\nflags: --max-bytes N, --batch-size N, --explain [--max-contributions N] \
+            | --list | --registry\nflags: --max-bytes N, --batch-size N, --explain [--max-contributions N] \
             [--max-text-bytes N] [--byte-offsets]; --list names the extractors",
     help: "
 Runs any extractor of rustfx's registry on files, with no TensorFlow; prints
@@ -64,6 +65,8 @@ per file its path (escaped: \\\\ \\t \\n \\r \\xHH), a tab, and its values.
   --spec SPEC.json  a FeatureSpec file (rustfx.FeatureSpec.to_json)
   --print-spec      print the spec of EXTRACTOR [NAME=VALUE...], defaults in
   --list            every extractor and its parameters
+  --registry        the registry as JSON: parameters with their allowed
+                    names, and each extractor's examples
   --max-bytes N     read at most N bytes of each file (default: 67108864)
   --batch-size N    files read and extracted at once, in parallel (default: 64)
   --explain         each file's contributions instead of its row: a TSV with
@@ -86,6 +89,9 @@ enum Command {
     #[default]
     Extract,
     List,
+    /// The registry as JSON (`rustfx::registry::registry_json`), for
+    /// scripts that run every extractor (tests/aarch64/parity.py).
+    Registry,
     PrintSpec,
 }
 
@@ -124,6 +130,10 @@ impl cli::Options for FeatureOptions {
                 self.command = Command::List;
                 return Ok(true);
             }
+            "--registry" => {
+                self.command = Command::Registry;
+                return Ok(true);
+            }
             "--print-spec" => {
                 self.command = Command::PrintSpec;
                 return Ok(true);
@@ -154,7 +164,7 @@ impl cli::Options for FeatureOptions {
     /// parameters: VALUE as JSON (`[1,2]`, `true`, `null`, `7`), else as a
     /// string. The first other argument is the first file.
     fn operand(&mut self, arg: &OsStr) -> Result<bool, String> {
-        if self.command == Command::List || self.spec_file.is_some() {
+        if matches!(self.command, Command::List | Command::Registry) || self.spec_file.is_some() {
             return Ok(false);
         }
         let Some(entry) = self.extractor else {
@@ -196,6 +206,10 @@ fn run(args: &Args<FeatureOptions>) -> rustfx::Result<usize> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let failed = match options.command {
         Command::List => list(&mut out).map(|()| 0)?,
+        Command::Registry => {
+            writeln!(out, "{}", registry::registry_json()).map_err(io_error)?;
+            0
+        }
         Command::PrintSpec => {
             writeln!(out, "{}", spec_from_args(options)?.to_json()).map_err(io_error)?;
             0
