@@ -10,7 +10,9 @@ B, each measurement in a new process on a new warm cache:
         --files /work/pe-corpus --rounds 3
 
 Each figure is the files/s of an epoch of hits (EMBER2024 vectors,
-batches of 32), best of --epochs, with the files in the page cache. A
+batches of 32), best of --epochs, with the files in the page cache; and the
+machine's own bound: two processes of CPU work (hashing in memory, nothing
+shared) against one. A
 checkout older than rustfx's BLAKE3 keys hashes with SHA-256: compare the
 stat key for the lookups alone.
 """
@@ -63,6 +65,40 @@ def _process_worker(directory, key, files, epochs, start, results):
     results.put((rate, stats["misses"]))
 
 
+def _hash_worker(seconds, start, results):
+    """Documents hashed per second (content keys of 4 MiB in memory): CPU
+    only, no shared state."""
+    import rustfx_core
+    documents = rustfx_core.Documents.of([bytes(range(256)) * 16384])
+    if start is not None:
+        start.wait()
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        documents.content_keys()
+        n += 1
+    results.put(n / (time.perf_counter() - t0))
+
+
+def machine_bound(seconds=3.0):
+    """What two processes of pure CPU work make against one on this
+    machine: the most two threads of anything can give here."""
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    one = context.Process(target=_hash_worker, args=(seconds, None, results))
+    one.start()
+    alone = results.get(timeout=600)
+    one.join()
+    start = context.Barrier(2)
+    procs = [context.Process(target=_hash_worker, args=(seconds, start, results))
+             for _ in range(2)]
+    for p in procs:
+        p.start()
+    both = sum(results.get(timeout=600) for _ in procs)
+    for p in procs:
+        p.join()
+    return both / alone
+
+
 def measure(files, epochs):
     """{key: {"1 thread", "2 threads", "2 processes"}} files/s of hits."""
     import rustfx_core
@@ -103,6 +139,7 @@ def measure(files, epochs):
             assert all(misses == 0 for _, misses in got), got
             two_procs = 2 / (1 / got[0][0] + 1 / got[1][0]) * 2
             out[key] = {"1 thread": one, "2 threads": two_threads, "2 processes": two_procs}
+    out["machine"] = {"2 processes of CPU work / 1": machine_bound()}
     return out
 
 
@@ -130,6 +167,10 @@ def compare(before, after, files_dir, limit, rounds, epochs):
             procs = statistics.median(run[key]["2 processes"] for run in runs[side])
             print(f"| {key} | {side}: 1 -> 2 threads, 1 -> 2 processes | | | "
                   f"{two / one:.2f}x, {procs / one:.2f}x |")
+    bound = statistics.median(run["machine"]["2 processes of CPU work / 1"]
+                              for side in runs.values() for run in side)
+    print(f"\nthe machine's bound: 2 processes of CPU work (hashing in memory) made "
+          f"{bound:.2f}x one (median of {2 * rounds})")
 
 
 def main():
