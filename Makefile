@@ -213,7 +213,15 @@ features-aarch64: toolchain-aarch64 setup
 sensor-aarch64: toolchain-aarch64 setup
 	$(AARCH64_ENV) cargo build --profile sensor --target $(AARCH64) -p rustfx-sensor --bin rustfx-sensor
 
+# First the core's tests whose code differs by CPU (SHA-256's block
+# functions, the Fingerprint64 batch) and spec_versions (every registry
+# example's output bits, NaN payloads included, against the digests x86-64
+# recorded), under qemu.
+AARCH64_TEST := $(AARCH64_ENV) CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=qemu-aarch64-static \
+	cargo test --release --target $(AARCH64) -p rustfx
 test-aarch64: features-aarch64 sensor-aarch64 sensor
+	$(AARCH64_TEST) --lib -- sha256 hashing
+	$(AARCH64_TEST) --test spec_versions
 	cargo build --release -p rustfx-features
 	test -f target/demo-sensor/model.onnx || $(MAKE) demo
 	python3 tests/aarch64/parity.py --runner qemu-aarch64-static \

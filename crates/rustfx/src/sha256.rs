@@ -6,13 +6,16 @@
 //! the same bytes. [`Sha256`] streams; [`sha256`] and [`sha256_hex`] hash
 //! one buffer.
 //!
-//! Two block functions, no dependency: x86's SHA extensions where the CPU
-//! has them (detected at run time), else a portable one. A corpus row hashes
-//! every byte it extracts, and the portable code's ~230 MB/s per core was as
-//! slow as the whole EMBER2024 strings group on Windows DLLs; the SHA
-//! instructions do the same blocks several times faster. Both are tested
-//! against the NIST example vectors and against each other here, and against
-//! Python's `hashlib` through the op (tests/python/test_corpus.py).
+//! Three block functions, no dependency: x86's SHA extensions or Armv8's
+//! SHA2 instructions where the CPU has them (detected at run time), else a
+//! portable one. A corpus row hashes every byte it extracts, and the
+//! portable code's ~230 MB/s per core was as slow as the whole EMBER2024
+//! strings group on Windows DLLs; the SHA extensions do the same blocks
+//! several times faster on x86-64 (Armv8's speed is not measured: no Arm
+//! hardware here). All are tested against the NIST example vectors and
+//! against each other here (the Arm one under qemu-user, `make
+//! test-aarch64`), and against Python's `hashlib` through the op
+//! (tests/python/test_corpus.py).
 
 /// Round constants: the first 32 bits of the fractional parts of the cube
 /// roots of the first 64 primes.
@@ -119,14 +122,23 @@ impl Sha256 {
     }
 }
 
-/// The SHA extensions' block function where this CPU has them, else the
-/// portable one.
+/// The SHA instructions' block function where this CPU has them (x86's SHA
+/// extensions, Armv8's SHA2), else the portable one.
 fn fastest_compress() -> CompressBlocks {
     #[cfg(target_arch = "x86_64")]
     if has_sha_ni() {
         return compress_sha_ni;
     }
+    #[cfg(target_arch = "aarch64")]
+    if has_arm_sha2() {
+        return compress_arm_sha2;
+    }
     compress_portable
+}
+
+#[cfg(target_arch = "aarch64")]
+fn has_arm_sha2() -> bool {
+    std::arch::is_aarch64_feature_detected!("sha2")
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -273,6 +285,86 @@ fn sha_ni_blocks(state: &mut [u32; 8], blocks: &[u8]) {
     ];
 }
 
+/// [`compress_portable`] with Armv8's SHA2 instructions (the Arm ARM's
+/// "SHA256H"): `sha256h`/`sha256h2` do four rounds on the state held as
+/// (a, b, c, d) and (e, f, g, h), `sha256su0`/`su1` extend the message
+/// schedule four words at a time. Tested as `compress_sha_ni` is, under
+/// qemu-user (`make test-aarch64`).
+#[cfg(target_arch = "aarch64")]
+fn compress_arm_sha2(state: &mut [u32; 8], blocks: &[u8]) {
+    // SAFETY: the only precondition of a `target_feature` function is that
+    // the CPU has the feature; this function is only used (by
+    // `fastest_compress` and the tests) after `has_arm_sha2` detected it.
+    #[allow(unsafe_code)]
+    unsafe {
+        arm_sha2_blocks(state, blocks)
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+#[target_feature(enable = "neon,sha2")]
+fn arm_sha2_blocks(state: &mut [u32; 8], blocks: &[u8]) {
+    use std::arch::aarch64::*;
+
+    // Four words, the first in lane 0 (no pointer loads: the intrinsics
+    // used here are safe in this function).
+    let lanes = |w: [u32; 4]| {
+        let low = u64::from(w[0]) | u64::from(w[1]) << 32;
+        let high = u64::from(w[2]) | u64::from(w[3]) << 32;
+        vcombine_u32(vcreate_u32(low), vcreate_u32(high))
+    };
+    let words = |bytes: &[u8]| {
+        lanes(std::array::from_fn(|i| {
+            let b = bytes.get(4 * i..4 * i + 4).unwrap_or(&[0; 4]);
+            u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+        }))
+    };
+    let k = |i: usize| lanes(std::array::from_fn(|j| K[(4 * i + j) % 64]));
+    // Four rounds with message words `w` (+ their constants).
+    macro_rules! rounds4 {
+        ($abcd:ident, $efgh:ident, $w:expr, $i:expr) => {{
+            let wk = vaddq_u32($w, k($i));
+            let abcd_before = $abcd;
+            $abcd = vsha256hq_u32($abcd, $efgh, wk);
+            $efgh = vsha256h2q_u32($efgh, abcd_before, wk);
+        }};
+    }
+    // The next four schedule words from the last sixteen.
+    let schedule = |w0, w1, w2, w3| vsha256su1q_u32(vsha256su0q_u32(w0, w1), w2, w3);
+
+    let mut abcd = lanes([state[0], state[1], state[2], state[3]]);
+    let mut efgh = lanes([state[4], state[5], state[6], state[7]]);
+    for block in blocks.chunks_exact(64) {
+        let (abcd_before, efgh_before) = (abcd, efgh);
+        let mut w = [
+            words(&block[0..16]),
+            words(&block[16..32]),
+            words(&block[32..48]),
+            words(&block[48..64]),
+        ];
+        for (i, &wi) in w.iter().enumerate() {
+            rounds4!(abcd, efgh, wi, i);
+        }
+        for i in 4..16 {
+            let next = schedule(w[i % 4], w[(i + 1) % 4], w[(i + 2) % 4], w[(i + 3) % 4]);
+            w[i % 4] = next;
+            rounds4!(abcd, efgh, next, i);
+        }
+        abcd = vaddq_u32(abcd, abcd_before);
+        efgh = vaddq_u32(efgh, efgh_before);
+    }
+    *state = [
+        vgetq_lane_u32::<0>(abcd),
+        vgetq_lane_u32::<1>(abcd),
+        vgetq_lane_u32::<2>(abcd),
+        vgetq_lane_u32::<3>(abcd),
+        vgetq_lane_u32::<0>(efgh),
+        vgetq_lane_u32::<1>(efgh),
+        vgetq_lane_u32::<2>(efgh),
+        vgetq_lane_u32::<3>(efgh),
+    ];
+}
+
 /// The SHA-256 digest of `data`.
 ///
 /// ```
@@ -349,6 +441,10 @@ mod tests {
         if has_sha_ni() {
             found.push(("sha_ni", compress_sha_ni));
         }
+        #[cfg(target_arch = "aarch64")]
+        if has_arm_sha2() {
+            found.push(("arm_sha2", compress_arm_sha2));
+        }
         found
     }
 
@@ -358,7 +454,7 @@ mod tests {
     fn block_functions_agree() {
         let functions = block_functions();
         if functions.len() == 1 {
-            eprintln!("this CPU has no SHA extensions: only the portable code is tested");
+            eprintln!("this CPU has no SHA instructions: only the portable code is tested");
         }
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let data: Vec<u8> = (0..5000)
