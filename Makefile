@@ -10,7 +10,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
 .PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64
-.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-cache serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
+.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-cache soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
 
@@ -186,6 +186,17 @@ bench-stall: build
 bench-cache: build
 	cargo bench -p rustfx-cache --bench feature_cache
 	$(VPY) benches/cache_tf.py $(if $(CACHE_PE_DIR),--pe-dir $(CACHE_PE_DIR))
+
+# A soak, not a test (docs/safety.md, "Soak"): the feature cache for
+# SOAK_MINUTES (2 processes x AUTOTUNE map threads on one capped cache, one
+# killed with -9 every minute, each epoch's rows against uncached
+# extraction), then 50 offload epochs (a dispatcher with a --work-dir and a
+# rustfx-worker, the worker killed every 5 epochs, the dispatcher once).
+# Samples and a summary in target/soak; SOAK_ARGS="--cache" (or
+# "--offload") for one part.
+SOAK_MINUTES ?= 30
+soak: build
+	$(VPY) benches/soak.py --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
 # rustfx-sensor against rustfx-predict and Keras: footprint and speed (docs/sensor.md).
 bench-sensor: build predict sensor

@@ -53,7 +53,12 @@ redoes whatever a lost worker held, and a job that no longer delivers is
 abandoned at the epoch's end (report["remote_finished"] is then False: a
 tf.data service job never tells which files a dead worker held, so they
 are not listed, only never missing). With no
-worker at all, the epoch runs locally.
+worker at all, the epoch runs locally. However an epoch ends (its last
+batch, an exception, or its generator closed or dropped), the thread that
+reads the workers' job has its read cancelled and is joined
+(report["remote_joined"]; `_RemoteBatches` says how), so nothing is left
+behind epoch after epoch. An Offload runs one epoch at a time: a second
+iteration while one runs raises RuntimeError.
 
 Rows are those of local FX, bit for bit: the same ops, deterministic.
 """
@@ -62,14 +67,19 @@ import os
 import queue
 import threading
 import time
+import warnings
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.data.util import structure
+from tensorflow.python.eager import cancellation, context, execute
+from tensorflow.python.ops import gen_dataset_ops
 
 from rustfx import io
+from rustfx._offload_governor import _Governor
 from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, FilesPipeline, _nbytes
 
-__all__ = ["offload", "Offload"]
+__all__ = ["Offload", "offload"]
 
 CUTS = ("after_fx", "before_fx")
 REMOTE = ("when_waiting", "always", "only")
@@ -85,7 +95,9 @@ class Offload:
     for them), windows (how many ran each arm: "local", or the local cap
     as "1.00" ... "0.00"), local_cap (the last arm's), cut, seconds,
     remote_error, remote_finished (False: the job was abandoned),
-    finished. See the module doc for the rules."""
+    remote_joined (False: the thread reading it had not ended when the
+    epoch did), finished. One epoch at a time. See the module doc for the
+    rules."""
 
     def __init__(self, pipe, dispatcher=None, *, labels=None, cut=None, remote="when_waiting",
                  patience=8, seed=None, queue_batches=4):
@@ -115,7 +127,9 @@ class Offload:
             self.dispatcher = dispatcher if "://" in dispatcher else f"grpc://{dispatcher}"
         self.remote, self.patience = remote, int(patience)
         self.queue_batches = int(queue_batches)
-        self.seed, self._epoch = seed, 0
+        self.seed, self._epoch_count = seed, 0
+        self._guard, self._iterating = threading.Lock(), False
+        self._making_job = None  # a remote thread still making its job
         self.cut = cut or self._measure_cut()
         self.report = None
         self._built = None
@@ -173,11 +187,33 @@ class Offload:
     # -- one epoch -----------------------------------------------------------
 
     def __iter__(self):
+        # One epoch at a time: two would share the governor and its
+        # figures, and report would be either one's. The guard is taken
+        # when the generator starts, and given back when the epoch ends
+        # (its last batch, an exception, close() or garbage collection).
+        with self._guard:
+            if self._iterating:
+                raise RuntimeError(
+                    "this Offload is already being iterated (an epoch is running): "
+                    "iterate it one epoch at a time, or make another Offload")
+            self._iterating = token = object()
+
+        def release():
+            with self._guard:
+                if self._iterating is token:
+                    self._iterating = False
+
+        try:
+            yield from self._epoch(release)
+        finally:
+            release()
+
+    def _epoch(self, release):
         n = len(self.paths)
         order = np.arange(n, dtype=np.int64)
         if self.seed is not None:
-            np.random.default_rng([self.seed, self._epoch]).shuffle(order)
-        self._epoch += 1
+            np.random.default_rng([self.seed, self._epoch_count]).shuffle(order)
+        self._epoch_count += 1
         delivered = np.zeros(n, bool)
         state = _EpochState(self.queue_batches, self._batch_seconds)
         governor = self._governor
@@ -187,14 +223,16 @@ class Offload:
                                 "stalls": 0, "windows": {}, "local_cap": governor.local_cap,
                                 "cut": self.cut,
                                 "seconds": 0.0, "remote_error": None, "remote_finished": False,
-                                "finished": False}
+                                "remote_joined": True, "finished": False}
 
         def remote():  # a thread: the workers' batches, fetched only while allowed
             try:
-                batches = iter(remote_dataset)
+                batches = _RemoteBatches(remote_dataset, state.cancel)
+                if not state.start_reading():
+                    return
                 while True:
                     asked = time.perf_counter()
-                    indices, rows = next(batches, (None, None))
+                    indices, rows = batches.next() or (None, None)
                     if indices is None:
                         break
                     if self.cut == "before_fx":
@@ -207,15 +245,40 @@ class Offload:
                         return
                 state.put((None, None))
             except Exception as error:  # noqa: BLE001 - reported, the local sweep goes on
-                state.put((None, error))
+                if not state.done.is_set():  # not the epoch's end cancelling it
+                    state.put((None, error))
 
         local_dataset, remote_dataset = self._datasets(order)
         local = iter(local_dataset)
-        if n:
+        thread, making = None, self._making_job
+        if making is not None and making.is_alive():
+            # The last epoch's job is still being made (the dispatcher does
+            # not answer): no second one; this epoch runs locally.
+            report["remote_error"] = "the dispatcher did not answer the last epoch's job"
+            report["remote_joined"] = False
+        elif n:
             state.allowed.set()  # until the first window: the workers' job starts
-            threading.Thread(target=remote, daemon=True).start()
+            thread = threading.Thread(target=remote, daemon=True, name="rustfx-offload-remote")
+            thread.start()
         start = time.perf_counter()
         remaining, credit = n, 0.0  # credit: local batches the cap allows now
+
+        def end():
+            """The epoch is over: its remote thread ends and is joined (see
+            _RemoteBatches; one still making its job is left to end when
+            the dispatcher answers, and no other is started meanwhile)."""
+            if state.done.is_set():
+                return
+            state.finish()
+            if thread is not None:
+                report["remote_joined"] = _join(thread, JOIN_SECONDS if state.reading else 1.0,
+                                                warn=state.reading)
+                self._making_job = None if report["remote_joined"] else thread
+            self._batch_seconds = state.batch_seconds
+            report["seconds"] = time.perf_counter() - start
+            report["finished"] = remaining == 0
+            release()
+
         try:
             while remaining > 0:
                 item, side, cap = None, "remote", governor.local_cap
@@ -256,7 +319,7 @@ class Offload:
                     continue
                 if not fresh.all():
                     rows = tf.nest.map_structure(
-                        lambda t: tf.gather(t, np.flatnonzero(fresh)), rows)
+                        lambda t, keep=np.flatnonzero(fresh): tf.gather(t, keep), rows)
                     indices = indices[fresh]
                 delivered[indices] = True
                 remaining -= len(indices)
@@ -270,15 +333,17 @@ class Offload:
                     report["windows"][name] = report["windows"].get(name, 0) + 1
                     report["local_cap"] = governor.local_cap
                     (state.allowed.clear if governor.local_cap is None else state.allowed.set)()
+                if remaining == 0:
+                    # Ended before the last batch is yielded, so a consumer
+                    # that stops at the epoch's size (Keras fit, on
+                    # dataset()) finds the thread joined and the guard free.
+                    end()
                 if self.labels is None:
                     yield rows
                 else:
                     yield rows, tf.constant(self.labels[indices])
         finally:
-            state.finish()
-            self._batch_seconds = state.batch_seconds
-            report["seconds"] = time.perf_counter() - start
-            report["finished"] = remaining == 0
+            end()
 
     def dataset(self):
         """The epochs as a tf.data.Dataset (each iteration is one epoch),
@@ -339,6 +404,9 @@ class _EpochState:
         self.allowed = threading.Event()  # the workers' batches are wanted now
         self.batch_seconds = batch_seconds  # how long the workers take per batch
         self.started = False              # the workers' job has delivered
+        self.cancel = cancellation.CancellationManager()  # ends the thread's reads
+        self.lock = threading.Lock()
+        self.reading = False              # the job is made: its reads can be cancelled
 
     def took(self, seconds):
         """A remote batch came `seconds` after it was asked for."""
@@ -362,159 +430,78 @@ class _EpochState:
                 pass
         return False
 
+    def start_reading(self):
+        """The job is made: True unless the epoch ended meanwhile."""
+        with self.lock:
+            self.reading = not self.done.is_set()
+            return self.reading
+
     def finish(self):
-        self.done.set()
+        """The epoch is over: the thread's reads are cancelled. Only once
+        its job is made: cancelling MakeIterator while TF's client waits
+        for the dispatcher blocks the cancelling thread (measured, TF 2.21)."""
+        with self.lock:
+            self.done.set()
+            reading = self.reading
+        if reading:
+            self.cancel.start_cancel()
 
 
-class _Governor:
-    """Where the trainer's batches come from, decided window by window (a
-    window: at least `window` batches and WINDOW_SECONDS). The choices
-    form a line, ARMS:
-      - None: the local sweep only (the workers' batches are not taken,
-        their client stops fetching);
-      - a cap c from 1 down to 0: a worker's batch whenever one is queued,
-        and the local sweep's for at most a share c of the batches; over
-        it, the trainer waits for the workers instead. c = 1 takes both
-        sides as fast as they come; c = 0 pauses the local sweep (not
-        pulled, its pipeline idles once its buffer is full). A cheap FX's
-        local threads can cost the trainer's CPU more than their batches
-        give (shipping costs it too): the cap is how much the local side
-        may take of it.
-    The rules:
-      - when: the workers are tried only once the trainer waited for a
-        batch of a local window (two waits close the first window early);
-        a local window in which it never waited stays local;
-      - how much: hill climbing on the measured files/s (a running mean
-        of each arm's windows). Now and then a window runs a neighbouring
-        arm (the one on each side in turn): after PROBE_FIRST windows,
-        then twice as long each time the probe loses (up to PROBE_MOST).
-        A probe that wins by GAIN is kept, and the next arm that way is
-        tried at once. Ties go to the local side: the local sweep alone
-        is left only for 5% more (Cachew's rule of thumb: keep a worker
-        while it helps by 7%).
-    remote="always" keeps the cap at 1, remote="only" at 0, a number at
-    that number; a stall or the workers' end is handled as for those
-    (`stalled`, `gone`)."""
+JOIN_SECONDS = 10.0
 
-    ARMS = (None, 1.0, 0.8, 0.65, 0.5, 0.35, 0.2, 0.0)
-    FIXED = {"always": 1.0, "only": 0.0}
-    PROBE_FIRST, PROBE_MOST = 4, 64
-    GAIN, LEAVE_LOCAL = 1.02, 1.05
-    WINDOW_SECONDS = 0.25
 
-    def __init__(self, policy, window, now=None):
-        self.window = max(1, window)
-        # A cap the user chose (remote="always", "only" or a number): kept.
-        self.fixed = self.FIXED.get(policy, None if isinstance(policy, str) else float(policy))
-        self.arm, self.stalled_window = 0, False
-        self.rates = [None] * len(self.ARMS)
-        self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
-        self.probe_from, self.step = None, 1
-        self.workers_gone = False
-        self._reset(time.perf_counter() if now is None else now)
+def _join(thread, seconds, warn):
+    """Joins an epoch's remote thread; False (and a warning if `warn`) if it
+    did not end within `seconds`."""
+    thread.join(seconds)
+    if thread.is_alive() and warn:
+        warnings.warn(f"rustfx.offload: the remote thread of an epoch did not end within "
+                      f"{seconds:.0f} s of the epoch's end; left running",
+                      RuntimeWarning, stacklevel=3)
+    return not thread.is_alive()
 
-    @property
-    def local_cap(self):
-        """The local sweep's most share of the batches, None: local only."""
-        if self.workers_gone:
+
+class _RemoteBatches:
+    """The batches of one iteration of a tf.data service dataset (a new
+    job), read by ops that `cancel` (a CancellationManager) ends from
+    another thread.
+
+    Why: with a worker dead mid-epoch, TF's client (2.16-2.21,
+    "distributed_epoch") waits inside IteratorGetNext for it to come back,
+    forever. A thread blocked there never ends, deleting the iterator
+    does not end it (the running op holds the iterator resource), and
+    distribute() has no timeout. So next() runs IteratorGetNext itself
+    under `cancel`, as tf.function's cancellable calls do: cancelling it
+    cancels the iterator (its job's client stops its RPCs and threads) and
+    the op raises CancelledError; the thread then ends, and its iterator
+    is freed. (Measured with a worker killed mid-epoch: before, each
+    epoch left a thread and 9 of TF's; after, none.) With the dispatcher
+    down, the client waits inside MakeIterator (the job's creation)
+    instead, and cancelling that blocks (see _EpochState.finish). Not
+    CancellationManager.get_cancelable_function: it sets one context for
+    every thread of the process while the call blocks, so the trainer's
+    own functions would be cancelled with it."""
+
+    def __init__(self, dataset, cancel):
+        self._dataset, self._cancel = dataset, cancel  # the dataset outlives its iterator
+        self._spec = dataset.element_spec
+        types = structure.get_flat_tensor_types(self._spec)
+        shapes = structure.get_flat_tensor_shapes(self._spec)
+        self._resource = gen_dataset_ops.anonymous_iterator_v3(
+            output_types=types, output_shapes=shapes)
+        self._attrs = ("output_types", [execute.make_type(t, "output_types") for t in types],
+                       "output_shapes", [execute.make_shape(s, "output_shapes") for s in shapes])
+        gen_dataset_ops.make_iterator(dataset._variant_tensor, self._resource)
+
+    def next(self):
+        """The next element, None at the end."""
+        try:
+            flat = execute.execute_with_cancellation(
+                b"IteratorGetNext", len(self._attrs[1]), [self._resource], self._attrs,
+                context.context(), self._cancel)
+        except tf.errors.OutOfRangeError:
             return None
-        if self.stalled_window:
-            return 1.0
-        return self.ARMS[self.arm] if self.fixed is None else self.fixed
-
-    @staticmethod
-    def name(cap):
-        return "local" if cap is None else f"{cap:.2f}"
-
-    def _reset(self, now):
-        self.files, self.batches, self.waited, self.since = 0, 0, 0, now
-
-    def _wins(self, arm, over):
-        """Whether `arm`'s rate beats `over`'s: by GAIN, and by LEAVE_LOCAL
-        to leave the local sweep alone (by less to go back to it)."""
-        a, b = self.rates[arm], self.rates[over]
-        if a is None or b is None:
-            return a is not None
-        need = self.LEAVE_LOCAL if over == 0 else 1 / self.LEAVE_LOCAL if arm == 0 else self.GAIN
-        return a >= need * b
-
-    def batch(self, files, waited, now):
-        """Counts a delivered batch; True when a window closed (the arm
-        may then have changed)."""
-        self.files += files
-        self.batches += 1
-        self.waited += waited
-        early = self.local_cap is None and self.rates[1] is None and self.waited >= 2
-        if not early and (self.batches < self.window
-                          or now - self.since < self.WINDOW_SECONDS):
-            return False
-        self._close(now)
-        return True
-
-    def stalled(self, now):
-        """The workers gave no batch in a while with the local sweep
-        capped: the window closes as it stands and the next runs with the
-        cap at 1 (then, with a cap the user chose, that cap again)."""
-        self._close(now, instead=1)
-
-    def gone(self, now):
-        """The workers' job ended (or failed): local for the rest of the
-        epoch (the arm is kept for the next)."""
-        if not self.workers_gone and self.arm != 0:
-            self._close(now)
-        self.workers_gone = True
-
-    def new_epoch(self, now):
-        """A new epoch starts on the arm the last ended on (its rates kept,
-        the next probe soon): its workers' job is new."""
-        if self.probe_from is not None:  # a probe cut short: back where it came from
-            self.arm, self.probe_from = self.probe_from, None
-        self.workers_gone = False
-        self.interval = self.until_probe = self.PROBE_FIRST
-        self._reset(now)
-
-    def _close(self, now, instead=None):
-        if self.workers_gone:  # local until the epoch ends: nothing to learn
-            self._reset(now)
-            return
-        stalled, self.stalled_window = self.stalled_window, instead is not None
-        if self.fixed is not None:
-            self._reset(now)
-            return
-        seconds = now - self.since
-        if seconds > 0 and self.files and not stalled:  # a clock that did not move says nothing
-            rate = self.files / seconds
-            old = self.rates[self.arm]
-            self.rates[self.arm] = rate if old is None else 0.5 * (old + rate)
-        waited = self.waited
-        self._reset(now)
-        if instead is not None:
-            self.arm, self.probe_from = instead, None
-        elif self.probe_from is not None:  # the probe window is measured
-            origin, self.probe_from = self.probe_from, None
-            if self._wins(self.arm, origin):  # kept; the next arm that way at once
-                self.interval = self.until_probe = self.PROBE_FIRST
-                self._probe()
-            else:  # back, and the other way next time
-                self.arm, self.step = origin, -self.step
-                self.interval = min(self.PROBE_MOST, self.interval * 2)
-                self.until_probe = self.interval
-        elif self.arm == 0 and not waited:
-            pass  # the trainer never waited: nothing to gain
-        else:
-            self.until_probe -= 1
-            if self.until_probe <= 0 or (self.arm == 0 and self.rates[1] is None):
-                self._probe()
-
-    def _probe(self):
-        """Runs the next window on a neighbouring arm."""
-        if self.arm == 0:
-            self.step = 1
-        target = self.arm + self.step
-        if not 0 <= target < len(self.ARMS):
-            self.step = -self.step
-            target = self.arm + self.step
-        self.probe_from, self.arm = self.arm, target
+        return structure.from_compatible_tensor_list(self._spec, flat)
 
 
 def offload(pipe, dispatcher=None, **kwargs):

@@ -1,0 +1,156 @@
+"""Where rustfx.offload's batches come from, decided window by window:
+the governor (its rules in `_Governor`'s doc; the module doc of
+rustfx.offload says how it fits)."""
+
+import time
+
+
+class _Governor:
+    """Where the trainer's batches come from, decided window by window (a
+    window: at least `window` batches and WINDOW_SECONDS). The choices
+    form a line, ARMS:
+      - None: the local sweep only (the workers' batches are not taken,
+        their client stops fetching);
+      - a cap c from 1 down to 0: a worker's batch whenever one is queued,
+        and the local sweep's for at most a share c of the batches; over
+        it, the trainer waits for the workers instead. c = 1 takes both
+        sides as fast as they come; c = 0 pauses the local sweep (not
+        pulled, its pipeline idles once its buffer is full). A cheap FX's
+        local threads can cost the trainer's CPU more than their batches
+        give (shipping costs it too): the cap is how much the local side
+        may take of it.
+    The rules:
+      - when: the workers are tried only once the trainer waited for a
+        batch of a local window (two waits close the first window early);
+        a local window in which it never waited stays local;
+      - how much: hill climbing on the measured files/s (a running mean
+        of each arm's windows). Now and then a window runs a neighbouring
+        arm (the one on each side in turn): after PROBE_FIRST windows,
+        then twice as long each time the probe loses (up to PROBE_MOST).
+        A probe that wins by GAIN is kept, and the next arm that way is
+        tried at once. Ties go to the local side: the local sweep alone
+        is left only for 5% more (Cachew's rule of thumb: keep a worker
+        while it helps by 7%).
+    remote="always" keeps the cap at 1, remote="only" at 0, a number at
+    that number; a stall or the workers' end is handled as for those
+    (`stalled`, `gone`)."""
+
+    ARMS = (None, 1.0, 0.8, 0.65, 0.5, 0.35, 0.2, 0.0)
+    FIXED = {"always": 1.0, "only": 0.0}
+    PROBE_FIRST, PROBE_MOST = 4, 64
+    GAIN, LEAVE_LOCAL = 1.02, 1.05
+    WINDOW_SECONDS = 0.25
+
+    def __init__(self, policy, window, now=None):
+        self.window = max(1, window)
+        # A cap the user chose (remote="always", "only" or a number): kept.
+        self.fixed = self.FIXED.get(policy, None if isinstance(policy, str) else float(policy))
+        self.arm, self.stalled_window = 0, False
+        self.rates = [None] * len(self.ARMS)
+        self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
+        self.probe_from, self.step = None, 1
+        self.workers_gone = False
+        self._reset(time.perf_counter() if now is None else now)
+
+    @property
+    def local_cap(self):
+        """The local sweep's most share of the batches, None: local only."""
+        if self.workers_gone:
+            return None
+        if self.stalled_window:
+            return 1.0
+        return self.ARMS[self.arm] if self.fixed is None else self.fixed
+
+    @staticmethod
+    def name(cap):
+        return "local" if cap is None else f"{cap:.2f}"
+
+    def _reset(self, now):
+        self.files, self.batches, self.waited, self.since = 0, 0, 0, now
+
+    def _wins(self, arm, over):
+        """Whether `arm`'s rate beats `over`'s: by GAIN, and by LEAVE_LOCAL
+        to leave the local sweep alone (by less to go back to it)."""
+        a, b = self.rates[arm], self.rates[over]
+        if a is None or b is None:
+            return a is not None
+        need = self.LEAVE_LOCAL if over == 0 else 1 / self.LEAVE_LOCAL if arm == 0 else self.GAIN
+        return a >= need * b
+
+    def batch(self, files, waited, now):
+        """Counts a delivered batch; True when a window closed (the arm
+        may then have changed)."""
+        self.files += files
+        self.batches += 1
+        self.waited += waited
+        early = self.local_cap is None and self.rates[1] is None and self.waited >= 2
+        if not early and (self.batches < self.window
+                          or now - self.since < self.WINDOW_SECONDS):
+            return False
+        self._close(now)
+        return True
+
+    def stalled(self, now):
+        """The workers gave no batch in a while with the local sweep
+        capped: the window closes as it stands and the next runs with the
+        cap at 1 (then, with a cap the user chose, that cap again)."""
+        self._close(now, instead=1)
+
+    def gone(self, now):
+        """The workers' job ended (or failed): local for the rest of the
+        epoch (the arm is kept for the next)."""
+        if not self.workers_gone and self.arm != 0:
+            self._close(now)
+        self.workers_gone = True
+
+    def new_epoch(self, now):
+        """A new epoch starts on the arm the last ended on (its rates kept,
+        the next probe soon): its workers' job is new."""
+        if self.probe_from is not None:  # a probe cut short: back where it came from
+            self.arm, self.probe_from = self.probe_from, None
+        self.workers_gone = False
+        self.interval = self.until_probe = self.PROBE_FIRST
+        self._reset(now)
+
+    def _close(self, now, instead=None):
+        if self.workers_gone:  # local until the epoch ends: nothing to learn
+            self._reset(now)
+            return
+        stalled, self.stalled_window = self.stalled_window, instead is not None
+        if self.fixed is not None:
+            self._reset(now)
+            return
+        seconds = now - self.since
+        if seconds > 0 and self.files and not stalled:  # a clock that did not move says nothing
+            rate = self.files / seconds
+            old = self.rates[self.arm]
+            self.rates[self.arm] = rate if old is None else 0.5 * (old + rate)
+        waited = self.waited
+        self._reset(now)
+        if instead is not None:
+            self.arm, self.probe_from = instead, None
+        elif self.probe_from is not None:  # the probe window is measured
+            origin, self.probe_from = self.probe_from, None
+            if self._wins(self.arm, origin):  # kept; the next arm that way at once
+                self.interval = self.until_probe = self.PROBE_FIRST
+                self._probe()
+            else:  # back, and the other way next time
+                self.arm, self.step = origin, -self.step
+                self.interval = min(self.PROBE_MOST, self.interval * 2)
+                self.until_probe = self.interval
+        elif self.arm == 0 and not waited:
+            pass  # the trainer never waited: nothing to gain
+        else:
+            self.until_probe -= 1
+            if self.until_probe <= 0 or (self.arm == 0 and self.rates[1] is None):
+                self._probe()
+
+    def _probe(self):
+        """Runs the next window on a neighbouring arm."""
+        if self.arm == 0:
+            self.step = 1
+        target = self.arm + self.step
+        if not 0 <= target < len(self.ARMS):
+            self.step = -self.step
+            target = self.arm + self.step
+        self.probe_from, self.arm = self.arm, target

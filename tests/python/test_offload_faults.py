@@ -1,0 +1,121 @@
+"""rustfx.offload's remote thread and its one-epoch-at-a-time guard.
+
+An epoch's remote thread reads the workers' tf.data service job. When the
+epoch ends (all its files delivered, an exception, or the generator closed
+or dropped), the thread must end and be joined, even when the job can no
+longer deliver (a worker killed mid-epoch, or no worker at all: TF's client
+then waits forever), so nothing piles up epoch after epoch. And an Offload
+iterated twice at once refuses the second iteration."""
+
+import gc
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import rustfx
+from rustfx import pipeline
+from test_data_service import cluster  # noqa: F401  (the fixture: a dispatcher process)
+from test_offload import PE_FILES, assert_exact, ember, local_rows, ngrams, run_epoch, text_files
+
+
+def remote_threads():
+    return [t for t in threading.enumerate() if t.name == "rustfx-offload-remote"]
+
+
+def tasks():
+    """This process's threads, Python's and TF's."""
+    return len(os.listdir("/proc/self/task"))
+
+
+def started_since(before):
+    """Python threads started since `before` (a set of threads) and alive."""
+    return [t for t in threading.enumerate() if t not in before]
+
+
+def test_a_worker_killed_mid_epoch_its_thread_is_joined(cluster):  # noqa: F811
+    pipe = pipeline.from_files(PE_FILES * 4, ember, batch_size=8)
+    off = rustfx.offload(pipe, cluster.address, labels=np.arange(len(pipe.paths)),
+                         remote="always")
+    expected = local_rows(pipe)
+    after = []
+    for _ in range(2):  # each epoch, a new worker killed once it delivered
+        server = cluster.start_worker()
+        server.wait_started()
+        killed, before = [], set(threading.enumerate())
+
+        def kill_once_remote_delivered(_, server=server, killed=killed):
+            if not killed and off.report["remote"] > 0:
+                server.kill()
+                killed.append(off.report["remote"])
+
+        got = run_epoch(off, kill_once_remote_delivered)
+        assert killed, f"the worker delivered nothing before the epoch ended: {off.report}"
+        assert_exact(got, expected)  # every file exactly once, local FX's rows
+        assert off.report["remote_joined"], off.report
+        assert not remote_threads() and not started_since(before)
+        after.append(tasks())
+    # TF's threads of the abandoned job (its client's) went with it: the
+    # second epoch left no more than the first (each left ~9 before).
+    assert after[1] <= after[0], after
+
+
+def test_with_no_worker_each_epochs_thread_is_joined():
+    # No worker: the job never delivers, and its thread waits in TF's
+    # client; the epoch (local) ends it.
+    pipe = pipeline.from_files(text_files(96), ngrams, batch_size=16)
+    off = rustfx.offload(pipe, labels=np.arange(96), remote="always")
+    expected, after = local_rows(pipe), []
+    for _ in range(3):
+        before = set(threading.enumerate())
+        assert_exact(run_epoch(off), expected)
+        assert off.report["remote_joined"] and not remote_threads(), off.report
+        assert not started_since(before)
+        after.append(tasks())
+    assert after[2] <= after[0], after
+
+
+def test_an_offload_iterated_twice_at_once_refuses_the_second():
+    pipe = pipeline.from_files(text_files(64), ngrams, batch_size=16)
+    off = rustfx.offload(pipe, labels=np.arange(64))
+    first = iter(off)
+    next(first)
+    second = iter(off)
+    with pytest.raises(RuntimeError, match="already being iterated"):
+        next(second)
+    with pytest.raises(RuntimeError, match="already being iterated"):
+        next(iter(off))  # the refused one did not free the first's guard
+    assert sum(len(labels) for _, labels in first) == 64 - 16  # the first goes on
+    # Sequential epochs: fine, exact.
+    assert_exact(run_epoch(off), local_rows(pipe))
+    assert_exact(run_epoch(off), local_rows(pipe))
+
+
+@pytest.mark.parametrize("how", ["close", "garbage"])
+def test_an_abandoned_epoch_frees_the_guard_and_its_thread(how):
+    pipe = pipeline.from_files(text_files(64), ngrams, batch_size=16)
+    off = rustfx.offload(pipe, labels=np.arange(64), remote="always")
+    epoch = iter(off)
+    next(epoch)
+    if how == "close":
+        epoch.close()
+    else:
+        del epoch
+        gc.collect()
+    assert not remote_threads() and off.report["remote_joined"]
+    assert not off.report["finished"]
+    assert_exact(run_epoch(off), local_rows(pipe))
+
+
+def test_the_guard_is_free_once_the_last_batch_is_out():
+    # A consumer that stops at the epoch's size (Keras fit on dataset())
+    # never asks past the last batch: the next epoch must start anyway.
+    pipe = pipeline.from_files(text_files(64), ngrams, batch_size=16)
+    off = rustfx.offload(pipe, labels=np.arange(64))
+    epoch, seen = iter(off), 0
+    while seen < 64:
+        seen += len(next(epoch)[1])
+    assert off.report["finished"] and not remote_threads()
+    assert_exact(run_epoch(off), local_rows(pipe))
+    assert list(epoch) == []  # the first then ends with nothing more
