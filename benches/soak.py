@@ -7,8 +7,9 @@ rustfx.offload run for a long time under faults, sampled as they go, so
     cache=rustfx.FeatureCache(dir, max_bytes=small)) in a tf.data map with
     num_parallel_calls=AUTOTUNE, epoch after epoch (each in a new
     shuffled order), on one cache directory whose cap is reached and
-    evicting; every --kill-every seconds one of them (in turn) is killed
-    with SIGKILL and started again. Each epoch's rows are compared with
+    evicting; every --kill-every seconds one of them is killed with
+    SIGKILL and started again (--kill one: always process 1, so process 0
+    lives the whole run; --kill alternate: each in turn). Each epoch's rows are compared with
     uncached extraction, bit for bit (np.array_equal, every row). Every
     --sample-every seconds: each process's RSS, open fds and threads
     (/proc/PID, once it has run an epoch), the directory's size on disk, the cache's entries and
@@ -223,7 +224,10 @@ def cache_soak(args, paths):
     slots = [CacheProcess(k, args, paths_file, args.out) for k in range(2)]
     done = []  # the processes killed, their last lines kept
     samples, start = [], time.monotonic()
-    next_kill, next_sample, victim, kills = start + args.kill_every, start, 0, 0
+    # "one": process 1 is the one killed, so process 0 lives the whole run
+    # (its figures over time are one process's); "alternate": each in turn.
+    next_kill, next_sample, kills = start + args.kill_every, start, 0
+    victim = 1 if args.kill == "one" else 0
     end = start + args.minutes * 60
 
     def totals():
@@ -266,7 +270,9 @@ def cache_soak(args, paths):
             kills += 1
             done.append(p)
             slots[victim] = CacheProcess(p.slot, args, paths_file, args.out)
-            victim, next_kill = 1 - victim, next_kill + args.kill_every
+            next_kill += args.kill_every
+            if args.kill == "alternate":
+                victim = 1 - victim
         time.sleep(0.5)
     for p in slots:
         p.kill()
@@ -397,6 +403,9 @@ def main():
     parser.add_argument("--offload", action="store_true", help="the offload soak")
     parser.add_argument("--minutes", type=float, default=30, help="the cache soak's length")
     parser.add_argument("--kill-every", type=float, default=60, help="seconds between kills")
+    parser.add_argument("--kill", choices=("one", "alternate"), default="one",
+                        help="which cache process is killed: always process 1 (process 0 "
+                        "lives the whole run), or each in turn")
     parser.add_argument("--sample-every", type=float, default=30, help="seconds between samples")
     parser.add_argument("--epochs", type=int, default=50, help="offload epochs")
     parser.add_argument("--offload-repeat", type=int, default=4,
