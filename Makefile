@@ -9,7 +9,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 # (build.rs and crates/rustfx-predict/build.rs ask it for TF's headers).
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
-.PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64
+.PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64 wheel-aarch64
 .PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-cache soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
@@ -144,17 +144,49 @@ bench-corpus: build
 # for glibc 2.17, with libc++ inside; only the target's artifacts (explicit
 # --target) link with it, not build scripts. auditwheel checks the symbols
 # and sets the tag; TF's library stays out of the wheel.
+# $(call build_wheel,TRIPLE,ZIG_PREFIX,PLAT,CARGO_TARGET_DIR,ENV,RUSTFLAGS):
+# the recipe both wheels share (ZIG_PREFIX: "" or "aarch64-", the name of
+# python/tools/zig's wrappers; ENV, RUSTFLAGS: what the target adds).
 ZIG_TOOLS := $(CURDIR)/python/tools/zig
-wheel: setup
-	rm -rf dist build
+comma := ,
+define build_wheel
 	ZIG="$(CURDIR)/$(VPY) -m ziglang" \
-	CC_x86_64_unknown_linux_gnu=$(ZIG_TOOLS)/zigcc CXX_x86_64_unknown_linux_gnu=$(ZIG_TOOLS)/zigc++ \
-	CARGO_BUILD_TARGET=x86_64-unknown-linux-gnu RUSTFLAGS="-C linker=$(ZIG_TOOLS)/zigcc" \
-	CARGO_TARGET_DIR="$(CURDIR)/target/wheel" \
+	CC_$(subst -,_,$(1))=$(ZIG_TOOLS)/$(2)zigcc CXX_$(subst -,_,$(1))=$(ZIG_TOOLS)/$(2)zigc++ \
+	CARGO_BUILD_TARGET=$(1) RUSTFLAGS="-C linker=$(ZIG_TOOLS)/$(2)zigcc$(6)" \
+	CARGO_TARGET_DIR="$(CURDIR)/$(4)" $(5) \
 	  $(VPY) -m pip wheel --no-build-isolation --no-deps -q . -w dist/raw
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m auditwheel repair \
-	  --exclude libtensorflow_framework.so.2 --plat manylinux2014_x86_64 -w dist dist/raw/rustfx-*.whl
+	  --exclude libtensorflow_framework.so.2 --plat $(3) -w dist dist/raw/rustfx-*.whl
 	rm -rf dist/raw build
+endef
+wheel: setup
+	rm -rf dist build
+	$(call build_wheel,x86_64-unknown-linux-gnu,,manylinux2014_x86_64,target/wheel)
+
+# The same wheel for aarch64 Linux (BUILD_NOTES.md, "The aarch64 wheel"),
+# cross-built here: Debian's rustc and its aarch64 std (as features-aarch64),
+# zig for aarch64 glibc 2.17, TF's C API headers from the venv's (x86-64) TF
+# (the same text on every CPU), and the op library linked against a stub of
+# libtensorflow_framework.so.2 made from the names that TF exports
+# (python/tools/zig/tf-link-stub); auditwheel checks it from this x86-64
+# host (--plat auto: its --plat names only this host's CPU; the `ls` then
+# checks that it chose manylinux2014, glibc 2.17). The stub is not on the
+# rpath: the library's only rpath is $ORIGIN/../tensorflow, as in the
+# x86-64 wheel. Replaces only an earlier aarch64 wheel in dist/.
+WHEEL_AARCH64_DIR := target/aarch64/wheel
+TF_PY = TF_CPP_MIN_LOG_LEVEL=3 $(VPY) -c 'import tensorflow as tf, sys; print(eval(sys.argv[1]))'
+wheel-aarch64: toolchain-aarch64 setup
+	rm -rf dist/raw build dist/rustfx-*_aarch64.whl
+	ZIG="$(CURDIR)/$(VPY) -m ziglang" python/tools/zig/tf-link-stub \
+	  "$$($(TF_PY) 'tf.sysconfig.get_lib()')/libtensorflow_framework.so.2" \
+	  $(WHEEL_AARCH64_DIR)/tf-stub $(ZIG_TOOLS)/aarch64-zigcc
+	$(call build_wheel,$(AARCH64),aarch64-,auto,$(WHEEL_AARCH64_DIR),\
+	  RUSTC=/usr/bin/rustc _PYTHON_HOST_PLATFORM=linux-aarch64 \
+	  TF_CFLAGS="-I$$($(TF_PY) 'tf.sysconfig.get_include()')" \
+	  TF_VERSION="$$($(TF_PY) 'tf.__version__')" \
+	  TF_LFLAGS='-l:libtensorflow_framework.so.2 -Wl$(comma)-rpath$(comma)$$ORIGIN/../tensorflow',\
+	  -L native=$(CURDIR)/$(WHEEL_AARCH64_DIR)/tf-stub)
+	ls dist/rustfx-*-py3-none-manylinux2014_aarch64.*.whl
 
 # The tested matrix (tests/matrix/run_matrix.py, docs/matrix.md): the wheel
 # on TF 2.16-2.21 x CPython 3.10-3.13, a venv per cell in
@@ -164,7 +196,7 @@ wheel: setup
 MATRIX_CELLS ?= 2.16:3.10,2.18:3.12,2.21:3.13
 test-matrix: wheel matrix
 matrix:
-	$(VPY) tests/matrix/run_matrix.py --wheel dist/rustfx-*.whl --cells $(MATRIX_CELLS) \
+	$(VPY) tests/matrix/run_matrix.py --wheel dist/rustfx-*_x86_64.whl --cells $(MATRIX_CELLS) \
 	  --table target/matrix/table.md
 
 # Peak RSS of MalConv2's input for 32 real files: int32 rows of max_len
@@ -204,7 +236,7 @@ bench-sensor: build predict sensor
 
 # aarch64 (BUILD_NOTES.md, "aarch64"), cross-built on this x86-64 machine:
 # Debian's rustc (rustc-web) with its aarch64 std, zig as C compiler and
-# linker for glibc 2.17 (tests/aarch64/zigcc), in target/aarch64. The
+# linker for glibc 2.17 (python/tools/zig/aarch64-zigcc), in target/aarch64. The
 # toolchain and qemu-user are installed if missing (Debian, needs root).
 # test-aarch64 runs both programs under qemu against the x86-64 builds,
 # byte for byte (tests/aarch64/parity.py); not part of `make test`.
@@ -212,8 +244,8 @@ AARCH64 := aarch64-unknown-linux-gnu
 AARCH64_BIN := target/aarch64/$(AARCH64)
 AARCH64_ENV := RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$(CURDIR)/target/aarch64" \
 	ZIG="$(CURDIR)/$(VPY) -m ziglang" \
-	CC_aarch64_unknown_linux_gnu="$(CURDIR)/tests/aarch64/zigcc" \
-	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="$(CURDIR)/tests/aarch64/zigcc"
+	CC_aarch64_unknown_linux_gnu="$(ZIG_TOOLS)/aarch64-zigcc" \
+	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="$(ZIG_TOOLS)/aarch64-zigcc"
 
 toolchain-aarch64:
 	tests/aarch64/toolchain.sh
