@@ -119,8 +119,9 @@ def run(cmd, env=(), **kwargs):
 
 @pytest.fixture(scope="module")
 def built_wheel():
-    """The wheel `make wheel` put in dist/ (`make test` builds it first)."""
-    wheels = glob.glob(os.path.join(ROOT, "dist", "rustfx-*.whl"))
+    """The wheel `make wheel` put in dist/ (`make test` builds it first);
+    not the aarch64 one `make wheel-aarch64` may have put beside it."""
+    wheels = glob.glob(os.path.join(ROOT, "dist", "rustfx-*_x86_64.whl"))
     assert len(wheels) == 1, f"run `make wheel` first (dist/ holds {wheels})"
     return wheels[0]
 
