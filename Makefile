@@ -9,7 +9,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 # (build.rs and crates/rustfx-predict/build.rs ask it for TF's headers).
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
-.PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64 wheel-aarch64
+.PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64 wheel-aarch64 test-aarch64-tf
 .PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-cache soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
@@ -271,6 +271,19 @@ test-aarch64: features-aarch64 sensor-aarch64 sensor
 	  --x86 target/release/rustfx-features --aarch64 $(AARCH64_BIN)/release/rustfx-features \
 	  --sensor-x86 target/sensor/rustfx-sensor --sensor-aarch64 $(AARCH64_BIN)/sensor/rustfx-sensor \
 	  --model target/demo-sensor --corpus tests/golden --corpus tests/pe --table target/aarch64/parity.md
+
+# The aarch64 wheel in TensorFlow under qemu-user against the x86-64 wheel
+# (tests/aarch64/tf_cell.py; BUILD_NOTES.md, "The aarch64 TF cell";
+# docs/matrix.md, "aarch64"): both in TF 2.20 on CPython 3.11, (a) every
+# extractor x layout x dtype's rows, (b) a SavedModel saved on x86-64 run on
+# aarch64, (c) an offload epoch served by the aarch64 rustfx-worker. The
+# venvs are made once in target/aarch64 (an arm64 Debian root by
+# debootstrap, needs root) and reused; the wheels are dist/'s, built if
+# missing. Not part of `make test`.
+test-aarch64-tf: toolchain-aarch64 setup
+	ls dist/rustfx-*_x86_64.whl >/dev/null 2>&1 || $(MAKE) wheel
+	ls dist/rustfx-*_aarch64.whl >/dev/null 2>&1 || $(MAKE) wheel-aarch64
+	python3 tests/aarch64/tf_cell.py --table target/aarch64/tf-parity.md
 
 # Coverage-guided fuzzing, every target for FUZZ_SECONDS each (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 60

@@ -65,14 +65,17 @@ def spec_of(features, name, params):
     return out.decode().strip() if code == 0 else None
 
 
-def cases(features, registry):
+def cases(spec_of, registry):
     """(extractor, spec JSON) for every example and every allowed value of
     the grid parameters, each distinct spec once; and the grid's values
-    that no example accepts (the spec refuses them)."""
+    that no example accepts (the spec refuses them). spec_of(name, params):
+    the canonical spec JSON, or None if refused (rustfx-features here,
+    rustfx.FeatureSpec in tf_parity.py); registry: entries with "name",
+    "examples" and "params", as `rustfx-features --registry` prints them."""
     seen, found, refused = set(), [], []
 
     def add(name, params):
-        spec = spec_of(features, name, params)
+        spec = spec_of(name, params)
         if spec is not None and spec not in seen:
             seen.add(spec)
             found.append((name, spec))
@@ -94,7 +97,7 @@ def cases(features, registry):
 
 def compare_features(x86, aarch64, runner, files, registry):
     rows = []
-    found, refused = cases(x86, registry)
+    found, refused = cases(lambda name, params: spec_of(x86, name, params), registry)
     with tempfile.TemporaryDirectory() as tmp:
         for i, (name, spec) in enumerate(found):
             path = os.path.join(tmp, f"spec{i}.json")
