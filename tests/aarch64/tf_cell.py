@@ -20,7 +20,12 @@ the CPU is the only difference. Standard library only.
      model): its outputs' digests compared, and with (a)'s;
   5. (c) tests/aarch64/tf_offload.py: an x86-64 trainer's offload epoch
      served by the aarch64 rustfx-worker, every file exactly once with
-     local rows.
+     local rows;
+  6. the aarch64 op library's symbols, as tests/python/test_op_library.py
+     checks the x86-64 one: from TF only TF_* functions, each exported by
+     the aarch64 TF's libtensorflow_framework.so.2, no TF/TSL/Abseil C++
+     name, and no library beyond libc, libm, libpthread, libdl, the loader
+     and TF's (so no libpython).
 
 Prints the table, writes it with --table, and exits 1 on any difference.
 Per-step logs: --logs.
@@ -30,10 +35,12 @@ import argparse
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -80,6 +87,40 @@ def x86_venv(args, logs):
         sys.exit(f"x86-64 venv: {e}")
     finally:
         log.close()
+
+
+# What the aarch64 op library may need (readelf's NEEDED).
+NEEDED = {"libtensorflow_framework.so.2", "libc.so.6", "libm.so.6", "libpthread.so.0",
+          "libdl.so.2", "ld-linux-aarch64.so.1"}
+
+
+def dynamic(args, path):
+    out = subprocess.run(args + [path], check=True, capture_output=True, text=True).stdout
+    return out.splitlines()
+
+
+def check_op_library(wheel, vpy_arm):
+    """(number of TF_* functions it calls, problems) of the aarch64 wheel's
+    op library, against the aarch64 TF in the venv."""
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        with zipfile.ZipFile(wheel) as whl:
+            lib = whl.extract("rustfx/_rustfx_ops.so", tmp)
+        undefined = {line.split()[-1].split("@")[0]
+                     for line in dynamic(["nm", "-D", "--undefined-only"], lib) if line.strip()}
+        dynamic_section = "\n".join(dynamic(["readelf", "-d"], lib))
+        needed = set(re.findall(r"\(NEEDED\).*\[(.*)\]", dynamic_section))
+    tf_symbols = {s for s in undefined if s.startswith("TF_")}
+    cxx_tf = re.compile(r"(10tensorflow|3tsl|4absl|6google8protobuf|5Eigen)")
+    problems += [f"C++ symbol {s}" for s in undefined if s.startswith("_Z") and cxx_tf.search(s)]
+    problems += [f"needs {n}" for n in needed - NEEDED]
+    site = glob.glob(os.path.join(os.path.dirname(os.path.dirname(vpy_arm)), "lib", "python3*",
+                                  "site-packages", "tensorflow"))[0]
+    exported = {line.split()[-1].split("@")[0] for line in
+                dynamic(["nm", "-D", "--defined-only"],
+                        os.path.join(site, "libtensorflow_framework.so.2")) if line.strip()}
+    problems += [f"{s} not exported by the aarch64 TF" for s in tf_symbols - exported]
+    return len(tf_symbols), problems
 
 
 def load(path):
@@ -176,6 +217,12 @@ def main():
     arm_env = {"QEMU_LD_PREFIX": os.path.join(os.path.dirname(os.path.dirname(
         os.path.dirname(vpy_arm))), "root")}
 
+    n_tf, problems = check_op_library(args.aarch64_wheel, vpy_arm)
+    print(f"  aarch64 op library: {n_tf} TF_* functions, "
+          f"{'; '.join(problems) if problems else 'no other TF symbol or library'}", flush=True)
+    if problems:
+        sys.exit("the aarch64 op library calls TF beyond its C API, or needs other libraries")
+
     print("aarch64 TF cell: (a) rows, (b) SavedModel, (c) offload", flush=True)
     with tempfile.TemporaryDirectory(prefix="rustfx-aarch64-model-") as model_dir:
         model_dir = os.path.join(model_dir, "model")
@@ -201,6 +248,9 @@ def main():
     rows = compare_rows(x86, load(out("aarch64-rows.json")))
     text, ok = table(rows, x86, load(out("x86-model.json")), load(out("aarch64-model.json")),
                      load(out("offload.json")), times)
+    text = (f"The aarch64 op library calls {n_tf} TF_* functions, all exported by the aarch64 "
+            "TF, and no TF, TSL or Abseil C++ symbol; it needs only libc, libm, libpthread, "
+            "libdl, the loader and libtensorflow_framework.so.2.\n\n" + text)
     print("\n" + text)
     if args.table:
         with open(args.table, "w") as f:
