@@ -208,7 +208,7 @@ bench-malconv2: build
 bench-stall: build
 	taskset -c 0 $(VPY) benches/stall.py
 
-# What the feature cache's keys cost (docs/stalls.md, "The feature cache"):
+# What the feature cache's keys cost (docs/feature_cache.md):
 # in Rust, EMBER2024 vectors of tests/golden/pe extracted, cached by
 # content, cached by stat, and the floors (read and hash; stat),
 # FEATURE_CACHE_FILES=DIR for other files; then the same through TF, where

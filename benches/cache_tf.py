@@ -1,7 +1,7 @@
 """The feature cache where users run it: `rustfx.files(paths, cache=...)` in
 a parallel tf.data map, files/s per epoch, against extraction, the floor of
 each key and tf.data's in-memory cache(), all through TensorFlow, in one
-run on this machine (docs/stalls.md, "The feature cache"; the Rust-only
+run on this machine (docs/feature_cache.md; the Rust-only
 figures are benches/feature_cache.rs').
 
 Workloads: EMBER2024 vectors (ember_features) of PE files (--pe-dir, the

@@ -1,5 +1,4 @@
-//! What the feature cache's keys cost (docs/stalls.md, "The feature
-//! cache"): EMBER2024 vectors (`ember_features`) of the files under
+//! What the feature cache's keys cost (docs/feature_cache.md): EMBER2024 vectors (`ember_features`) of the files under
 //! tests/golden/pe (or of the files in `$FEATURE_CACHE_FILES`, a
 //! directory), in batches of 32, files/s per epoch, best of 15:
 //!

@@ -1,5 +1,4 @@
-"""rustfx.FeatureCache: `rustfx.files(paths, cache=cache)` (docs/stalls.md,
-"The feature cache").
+"""rustfx.FeatureCache: `rustfx.files(paths, cache=cache)` (docs/feature_cache.md).
 
     cache = rustfx.FeatureCache("/data/fx-cache", max_bytes=20 << 30)
     ds = ds.map(lambda p: rustfx.ember_features(rustfx.files(p, cache=cache)),

@@ -174,7 +174,7 @@ def _feature_cache_speed(floor, local):
     against = f" ({floor / local:,.1f}x the pipeline's {local:,.1f})" if local else ""
     return (f"on disk, a rustfx.FeatureCache (content key) runs later epochs at most at "
             f"{floor:,.1f} elements/s on this CPU{against}: reading and hashing these files, "
-            f"measured (a warm epoch reached about 80% of it in docs/stalls.md); "
+            f"measured (a warm epoch reached about 80% of it in docs/feature_cache.md); "
             f"key='stat' reads no file")
 
 

@@ -1,6 +1,6 @@
 """FeatureCache: each document's features, kept on disk under its content
 and the spec, shared by processes (the Rust crate rustfx-cache, through the
-C ABI; docs/stalls.md, "The feature cache").
+C ABI; docs/feature_cache.md).
 
     cache = rustfx_core.FeatureCache("/data/fx-cache", max_bytes=20 << 30)
     rows = cache.extract(spec, documents)   # == rustfx_core.extract(spec, documents)

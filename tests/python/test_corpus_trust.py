@@ -1,4 +1,4 @@
-"""What a corpus shard is trusted with (docs/stalls.md, "What is trusted"):
+"""What a corpus shard is trusted with (docs/feature_cache.md, "What is trusted"):
 the feature cache stores a shard's rows only if each matches the row
 digest the corpus job wrote beside it, and refuses the whole shard
 otherwise; and lists have 64-bit offsets, so a shard of long ragged rows

@@ -5,7 +5,7 @@
 //! "Dependencies"): a warm content-keyed epoch is bound by hashing every
 //! file, and BLAKE3 picks AVX-512, AVX2, SSE4.1 or NEON at run time, so it
 //! is fast on every CPU, where SHA-256 is fast only on CPUs with the SHA
-//! extensions (docs/stalls.md, "The keys' cost"). The scheme is part of
+//! extensions (docs/feature_cache.md, "What the keys cost, where users run it"). The scheme is part of
 //! every spec digest ([`KEY_SCHEME`]): entries stored under another one
 //! (rustfx's SHA-256 keys before it) are never found, so they miss, never
 //! hit wrongly, and the cap ages them out.

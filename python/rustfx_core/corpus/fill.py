@@ -1,5 +1,5 @@
 """A feature cache filled from a corpus job's Parquet shards
-(`FeatureCache.fill_from_corpus`; docs/stalls.md, "Filling it from a
+(`FeatureCache.fill_from_corpus`; docs/feature_cache.md, "Filling it from a
 corpus job"): features extracted on a cluster are what training reads.
 
 Each shard row that was read (status 0) has the content key of the bytes
