@@ -414,6 +414,81 @@ def caps(args, worker, factor=0.5, rounds=3):
         print(f"| {k} | {v:,.0f} | {v / median['best static']:.2f} |")
 
 
+def graph_merge(pipe, service):
+    """rustfx.offload's first-come merge, in the graph: the workers' job
+    from the front and the local sweep from the back, interleaved as they
+    come (parallel interleave, deterministic=False), the first copy of
+    each file kept (a scan over a bool per file), rebatched, the epoch
+    ended by take(n). A measurement, not a product: with a worker lost
+    mid-epoch, take(n) hangs the trainer (TF 2.16-2.21 cannot destroy an
+    interleave whose tf.data service input waits for a dead worker;
+    docs/stalls.md, "The merge in the graph")."""
+    paths = np.array(pipe.paths, dtype=object)
+    n, fx, max_bytes = len(paths), pipe.fx, pipe.max_bytes
+    order = np.arange(n, dtype=np.int64)
+    remote_side = batched_source(order, paths, BATCH).map(
+        lambda i, p: (i, fx(rustfx.files(p, max_bytes=max_bytes))),
+        num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE).apply(
+        tf.data.experimental.service.distribute("distributed_epoch", service, compression=None))
+    local_side = tf.data.Dataset.from_tensor_slices(
+        (order[::-1], tf.constant(list(paths[::-1]), tf.string))).batch(BATCH).map(
+        lambda i, p: (i, fx(rustfx.files(p, max_bytes=max_bytes))),
+        num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    sides = tf.data.Dataset.from_tensors(remote_side).concatenate(
+        tf.data.Dataset.from_tensors(local_side))
+    merged = sides.interleave(lambda side: side, cycle_length=2, block_length=1,
+                              num_parallel_calls=2, deterministic=False)
+
+    def first_copy(delivered, batch):
+        indices, rows = batch
+        fresh = tf.logical_not(tf.gather(delivered, indices))
+        delivered = tf.tensor_scatter_nd_update(delivered, indices[:, None],
+                                                tf.ones_like(indices, tf.bool))
+        keep = tf.where(fresh)[:, 0]
+        return delivered, tf.nest.map_structure(lambda t: tf.gather(t, keep), rows)
+
+    return merged.scan(tf.zeros([n], tf.bool), first_copy).unbatch().take(n).batch(BATCH)
+
+
+def merge_in_graph(args, worker, factors=(0, 0.5, 1, 2), rounds=3):
+    """The merge in the graph against the best static split and
+    rustfx.offload (text): at each step time (`factors` x the local time
+    per batch) the static shares swept once, then `rounds` rounds, in
+    turn, of the best share, graph_merge and rustfx's choice (its first
+    epoch run before, untimed); each one's median over the rounds."""
+    paths, fx = WORKLOADS["text"](args)
+    pipe = pipeline.from_files(paths, fx, batch_size=BATCH)
+    per_batch = BATCH / pipeline.profile(pipe, step=0, steps=args.steps) \
+        .input_elements_per_second
+    service = worker.dispatcher.target
+    print("\n### The merge in the graph: text, against the best static split\n")
+    print(f"median of {rounds} rounds, files/s (/ best static)\n")
+    print("| step (ms) | best static (share) | merge in the graph | rustfx auto |")
+    print("|---:|---:|---:|---:|")
+    for factor in factors:
+        step = factor * per_batch
+        n = max(args.steps, int(MIN_SECONDS / max(step, per_batch)))
+        need = (n + WARMUP + 4) * BATCH
+        long_pipe = pipeline.from_files((paths * (need // len(paths) + 1))[:need], fx,
+                                        batch_size=BATCH)
+        sweep_once = {share: Trained(static_split(long_pipe, service, share), step, n)
+                      .files_per_second for share in (1.0, *SPLITS, 0.0)}
+        best_share = max(sweep_once, key=sweep_once.get)
+        auto = rustfx.offload(long_pipe, service)
+        Trained(auto, step, n)  # its first epoch: it learns
+        merged = graph_merge(long_pipe, service)
+        runs = {"best": [], "graph": [], "auto": []}
+        for _ in range(rounds):
+            runs["best"].append(Trained(static_split(long_pipe, service, best_share), step, n)
+                                .files_per_second)
+            runs["graph"].append(Trained(merged, step, n).files_per_second)
+            runs["auto"].append(Trained(auto, step, n).files_per_second)
+        med = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
+        print(f"| {step * 1e3:.1f} | {med['best']:,.0f} @ {best_share:.2f} "
+              f"| {med['graph']:,.0f} ({med['graph'] / med['best']:.2f}) "
+              f"| {med['auto']:,.0f} ({med['auto'] / med['best']:.2f}) |", flush=True)
+
+
 WORKLOADS = {"pe": lambda args: (pe_files(args.pe_dir, args.pe_files), ember),
              "text": lambda args: (text_files(args.text_files), ngrams)}
 
@@ -436,7 +511,8 @@ def main():
     parser.add_argument("--workloads", default="pe,text",
                         help="which sweeps: pe, text (the shift runs with pe); merge: "
                              "what rustfx.offload's merge costs against the graph's; caps: "
-                             "each fixed cap against the best static split (text)")
+                             "each fixed cap against the best static split (text); graph: "
+                             "the merge in the graph against it and rustfx.offload (text)")
     args = parser.parse_args()
     if args.alone:
         print(pipeline_alone(*WORKLOADS[args.alone](args), args.seconds))
@@ -460,6 +536,8 @@ def main():
             merge_cost(args, worker)
         if "caps" in chosen:
             caps(args, worker)
+        if "graph" in chosen:
+            merge_in_graph(args, worker)
     finally:
         worker.stop()
 
