@@ -45,7 +45,9 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "matrix"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 import run_matrix  # noqa: E402  (the matrix's venv helpers)
+from op_library_symbols import dynamic_symbols, tf_cxx_symbols  # noqa: E402
 
 CELL = run_matrix.Cell("2.20", "3.11")
 
@@ -94,31 +96,23 @@ NEEDED = {"libtensorflow_framework.so.2", "libc.so.6", "libm.so.6", "libpthread.
           "libdl.so.2", "ld-linux-aarch64.so.1"}
 
 
-def dynamic(args, path):
-    out = subprocess.run(args + [path], check=True, capture_output=True, text=True).stdout
-    return out.splitlines()
-
-
 def check_op_library(wheel, vpy_arm):
     """(number of TF_* functions it calls, problems) of the aarch64 wheel's
     op library, against the aarch64 TF in the venv."""
-    problems = []
     with tempfile.TemporaryDirectory() as tmp:
         with zipfile.ZipFile(wheel) as whl:
             lib = whl.extract("rustfx/_rustfx_ops.so", tmp)
-        undefined = {line.split()[-1].split("@")[0]
-                     for line in dynamic(["nm", "-D", "--undefined-only"], lib) if line.strip()}
-        dynamic_section = "\n".join(dynamic(["readelf", "-d"], lib))
+        undefined = dynamic_symbols(lib, "--undefined-only")
+        dynamic_section = subprocess.run(["readelf", "-d", lib], check=True,
+                                         capture_output=True, text=True).stdout
         needed = set(re.findall(r"\(NEEDED\).*\[(.*)\]", dynamic_section))
     tf_symbols = {s for s in undefined if s.startswith("TF_")}
-    cxx_tf = re.compile(r"(10tensorflow|3tsl|4absl|6google8protobuf|5Eigen)")
-    problems += [f"C++ symbol {s}" for s in undefined if s.startswith("_Z") and cxx_tf.search(s)]
+    problems = [f"C++ symbol {s}" for s in tf_cxx_symbols(undefined)]
     problems += [f"needs {n}" for n in needed - NEEDED]
     site = glob.glob(os.path.join(os.path.dirname(os.path.dirname(vpy_arm)), "lib", "python3*",
                                   "site-packages", "tensorflow"))[0]
-    exported = {line.split()[-1].split("@")[0] for line in
-                dynamic(["nm", "-D", "--defined-only"],
-                        os.path.join(site, "libtensorflow_framework.so.2")) if line.strip()}
+    exported = dynamic_symbols(os.path.join(site, "libtensorflow_framework.so.2"),
+                               "--defined-only")
     problems += [f"{s} not exported by the aarch64 TF" for s in tf_symbols - exported]
     return len(tf_symbols), problems
 
