@@ -42,6 +42,13 @@ def tasks_down_to(bound, timeout=15.0):
     return tasks()
 
 
+def tasks_after_epoch(after):
+    """The thread count to append to `after` (earlier epochs' counts): the
+    first epoch's once TF's threads had 2 s to exit, each later one's once
+    down to the first's (see tasks_down_to)."""
+    return tasks_down_to(after[0]) if after else tasks_down_to(0, timeout=2)
+
+
 def started_since(before):
     """Python threads started since `before` (a set of threads) and alive."""
     return [t for t in threading.enumerate() if t not in before]
@@ -68,7 +75,7 @@ def test_a_worker_killed_mid_epoch_its_thread_is_joined(cluster):  # noqa: F811
         assert_exact(got, expected)  # every file exactly once, local FX's rows
         assert off.report["remote_joined"], off.report
         assert not remote_threads() and not started_since(before)
-        after.append(tasks_down_to(after[0]) if after else tasks_down_to(0, timeout=2))
+        after.append(tasks_after_epoch(after))
     # TF's threads of the abandoned job (its client's) went with it: the
     # second epoch left no more than the first (each left ~9 before).
     assert after[1] <= after[0], after
@@ -85,7 +92,7 @@ def test_with_no_worker_each_epochs_thread_is_joined():
         assert_exact(run_epoch(off), expected)
         assert off.report["remote_joined"] and not remote_threads(), off.report
         assert not started_since(before)
-        after.append(tasks_down_to(after[0]) if after else tasks_down_to(0, timeout=2))
+        after.append(tasks_after_epoch(after))
     assert after[2] <= after[0], after
 
 
