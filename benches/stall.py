@@ -373,6 +373,22 @@ def merge_cost(args, worker, share=0.5, pairs=5):
           f"median {ratios[pairs // 2]:.2f} (" + ", ".join(f"{r:.2f}" for r in ratios) + ")")
 
 
+def long_text_pipeline(paths, fx, step, per_batch, steps):
+    """(pipe, n): n timed steps at `step` (at least MIN_SECONDS), and a
+    pipeline whose one epoch covers them and the warm-up (paths repeated)."""
+    n = max(steps, int(MIN_SECONDS / max(step, per_batch)))
+    need = (n + WARMUP + 4) * BATCH
+    return pipeline.from_files((paths * (need // len(paths) + 1))[:need], fx,
+                               batch_size=BATCH), n
+
+
+def best_static_share(pipe, service, step, n):
+    """(the best local share, {share: files/s}): the static splits swept once."""
+    sweep_once = {share: Trained(static_split(pipe, service, share), step, n).files_per_second
+                  for share in (1.0, *SPLITS, 0.0)}
+    return max(sweep_once, key=sweep_once.get), sweep_once
+
+
 def caps(args, worker, factor=0.5, rounds=3):
     """Whether any fixed cap reaches the best static split where rustfx's
     choice fell short on text (step = `factor` x the local time per batch):
@@ -385,14 +401,9 @@ def caps(args, worker, factor=0.5, rounds=3):
     per_batch = BATCH / pipeline.profile(pipe, step=0, steps=args.steps) \
         .input_elements_per_second
     step = factor * per_batch
-    n = max(args.steps, int(MIN_SECONDS / max(step, per_batch)))
-    need = (n + WARMUP + 4) * BATCH
-    long_paths = (paths * (need // len(paths) + 1))[:need]
-    long_pipe = pipeline.from_files(long_paths, fx, batch_size=BATCH)
+    long_pipe, n = long_text_pipeline(paths, fx, step, per_batch, args.steps)
     service = worker.dispatcher.target
-    sweep_once = {share: Trained(static_split(long_pipe, service, share), step, n)
-                  .files_per_second for share in (1.0, *SPLITS, 0.0)}
-    best_share = max(sweep_once, key=sweep_once.get)
+    best_share, sweep_once = best_static_share(long_pipe, service, step, n)
     fixed = {cap: rustfx.offload(long_pipe, service, remote=cap)
              for cap in _Governor.ARMS[1:]}
     auto = rustfx.offload(long_pipe, service)
@@ -415,25 +426,17 @@ def caps(args, worker, factor=0.5, rounds=3):
 
 
 def graph_merge(pipe, service):
-    """rustfx.offload's first-come merge, in the graph: the workers' job
-    from the front and the local sweep from the back, interleaved as they
-    come (parallel interleave, deterministic=False), the first copy of
-    each file kept (a scan over a bool per file), rebatched, the epoch
-    ended by take(n). A measurement, not a product: with a worker lost
-    mid-epoch, take(n) hangs the trainer (TF 2.16-2.21 cannot destroy an
-    interleave whose tf.data service input waits for a dead worker;
-    docs/stalls.md, "The merge in the graph")."""
-    paths = np.array(pipe.paths, dtype=object)
-    n, fx, max_bytes = len(paths), pipe.fx, pipe.max_bytes
-    order = np.arange(n, dtype=np.int64)
-    remote_side = batched_source(order, paths, BATCH).map(
-        lambda i, p: (i, fx(rustfx.files(p, max_bytes=max_bytes))),
-        num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE).apply(
-        tf.data.experimental.service.distribute("distributed_epoch", service, compression=None))
-    local_side = tf.data.Dataset.from_tensor_slices(
-        (order[::-1], tf.constant(list(paths[::-1]), tf.string))).batch(BATCH).map(
-        lambda i, p: (i, fx(rustfx.files(p, max_bytes=max_bytes))),
-        num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    """rustfx.offload's first-come merge, in the graph, of rustfx.offload's
+    own two sides: the workers' job from the front and the local sweep
+    from the back, interleaved as they come (parallel interleave,
+    deterministic=False), the first copy of each file kept (a scan over a
+    bool per file), rebatched, the epoch ended by take(n). A measurement,
+    not a product: with a worker lost mid-epoch, take(n) hangs the trainer
+    (TF 2.16-2.21 cannot destroy an interleave whose tf.data service input
+    waits for a dead worker; docs/stalls.md, "The merge in the graph")."""
+    n = len(pipe.paths)
+    remote_side, local_side = rustfx.offload(pipe, service, cut="after_fx")._datasets(
+        np.arange(n, dtype=np.int64))[::-1]
     sides = tf.data.Dataset.from_tensors(remote_side).concatenate(
         tf.data.Dataset.from_tensors(local_side))
     merged = sides.interleave(lambda side: side, cycle_length=2, block_length=1,
@@ -467,13 +470,8 @@ def merge_in_graph(args, worker, factors=(0, 0.5, 1, 2), rounds=3):
     print("|---:|---:|---:|---:|")
     for factor in factors:
         step = factor * per_batch
-        n = max(args.steps, int(MIN_SECONDS / max(step, per_batch)))
-        need = (n + WARMUP + 4) * BATCH
-        long_pipe = pipeline.from_files((paths * (need // len(paths) + 1))[:need], fx,
-                                        batch_size=BATCH)
-        sweep_once = {share: Trained(static_split(long_pipe, service, share), step, n)
-                      .files_per_second for share in (1.0, *SPLITS, 0.0)}
-        best_share = max(sweep_once, key=sweep_once.get)
+        long_pipe, n = long_text_pipeline(paths, fx, step, per_batch, args.steps)
+        best_share, _ = best_static_share(long_pipe, service, step, n)
         auto = rustfx.offload(long_pipe, service)
         Trained(auto, step, n)  # its first epoch: it learns
         merged = graph_merge(long_pipe, service)
