@@ -9,7 +9,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 # (build.rs and crates/rustfx-predict/build.rs ask it for TF's headers).
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
-.PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64 wheel-aarch64 test-aarch64-tf
+.PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64 test-aarch64-core aarch64-builds aarch64-cell wheel-aarch64
 .PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-cache soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
@@ -105,11 +105,33 @@ test-rust: setup
 	cargo test --release
 	$(TF_ENV) cargo test --release -p rustfx-ops
 
+PYTEST := $(VPY) -m pytest tests/python -q
 test-python: build predict sensor wheel chromium
-	$(VPY) -m pytest tests/python -q
+	$(PYTEST)
 
-# Every test, and three cells of the matrix on the wheel test-python built.
-test: test-rust test-predict test-sensor test-python matrix
+# Every test: the Rust tests, the Python tests, three cells of the matrix on
+# the wheel test-python built, and the aarch64 cell (test-aarch64). The
+# aarch64 cell's builds (aarch64-builds: two cross-compiles and its two
+# Pythons, about 14 minutes on 2 cores) run under `nice -n 19` beside the
+# Python tests and the matrix, which keep about one of the 2 cores busy: the
+# builds get what the tests leave, and the tests lose nearly nothing (their
+# output stays in front; the builds' log is target/aarch64/builds.log).
+# The cell installs its toolchain (apt) and registers qemu with binfmt_misc:
+# without root it is skipped, saying so (AARCH64_CELL=no skips it too).
+# `make`, not $(MAKE), in the long line: `make -n test` (tests/python/
+# test_readme.py) runs every line that names $(MAKE), and this one would
+# run the tests.
+AARCH64_CELL ?= $(if $(filter 0,$(shell id -u)),yes,no)
+test: test-rust test-predict test-sensor build predict sensor wheel chromium
+	@mkdir -p target/aarch64
+	builds=; if [ "$(AARCH64_CELL)" = yes ]; then \
+	  nice -n 19 make --no-print-directory aarch64-builds > target/aarch64/builds.log 2>&1 & \
+	  builds=$$!; else echo "make test: the aarch64 cell is skipped (it needs root)"; fi; \
+	  $(PYTEST) && make --no-print-directory matrix; tests=$$?; built=0; \
+	  [ -z "$$builds" ] || { wait $$builds; built=$$?; }; \
+	  [ $$built -eq 0 ] || { tail -n 60 target/aarch64/builds.log; echo "aarch64 builds failed"; }; \
+	  [ $$tests -eq 0 ] && [ $$built -eq 0 ]
+	[ "$(AARCH64_CELL)" != yes ] || $(MAKE) --no-print-directory aarch64-cell
 
 lint:
 	cargo fmt --all --check
@@ -143,7 +165,8 @@ bench-corpus: build
 # `ziglang`) compiles the C++ and links both libraries and rustfx-features
 # for glibc 2.17, with libc++ inside; only the target's artifacts (explicit
 # --target) link with it, not build scripts. auditwheel checks the symbols
-# and sets the tag; TF's library stays out of the wheel.
+# and sets the tag; TF's library stays out of the wheel. Replaces only an
+# earlier x86-64 wheel in dist/.
 # $(call build_wheel,TRIPLE,ZIG_PREFIX,PLAT,CARGO_TARGET_DIR,ENV,RUSTFLAGS):
 # the recipe both wheels share (ZIG_PREFIX: "" or "aarch64-", the name of
 # python/tools/zig's wrappers; ENV, RUSTFLAGS: what the target adds).
@@ -160,7 +183,7 @@ define build_wheel
 	rm -rf dist/raw build
 endef
 wheel: setup
-	rm -rf dist build
+	rm -rf dist/raw build dist/rustfx-*_x86_64.whl
 	$(call build_wheel,x86_64-unknown-linux-gnu,,manylinux2014_x86_64,target/wheel)
 
 # The same wheel for aarch64 Linux (BUILD_NOTES.md, "The aarch64 wheel"),
@@ -238,8 +261,6 @@ bench-sensor: build predict sensor
 # Debian's rustc (rustc-web) with its aarch64 std, zig as C compiler and
 # linker for glibc 2.17 (python/tools/zig/aarch64-zigcc), in target/aarch64. The
 # toolchain and qemu-user are installed if missing (Debian, needs root).
-# test-aarch64 runs both programs under qemu against the x86-64 builds,
-# byte for byte (tests/aarch64/parity.py); not part of `make test`.
 AARCH64 := aarch64-unknown-linux-gnu
 AARCH64_BIN := target/aarch64/$(AARCH64)
 AARCH64_ENV := RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$(CURDIR)/target/aarch64" \
@@ -256,34 +277,41 @@ features-aarch64: toolchain-aarch64 setup
 sensor-aarch64: toolchain-aarch64 setup
 	$(AARCH64_ENV) cargo build --profile sensor --target $(AARCH64) -p rustfx-sensor --bin rustfx-sensor
 
-# First the core's tests whose code differs by CPU (SHA-256's block
-# functions, the Fingerprint64 batch) and spec_versions (every registry
-# example's output bits, NaN payloads included, against the digests x86-64
-# recorded), under qemu.
-AARCH64_TEST := $(AARCH64_ENV) CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=qemu-aarch64-static \
-	cargo test --release --target $(AARCH64) -p rustfx
-test-aarch64: features-aarch64 sensor-aarch64 sensor
-	$(AARCH64_TEST) --lib -- sha256 hashing
-	$(AARCH64_TEST) --test spec_versions
-	cargo build --release -p rustfx-features
+# The aarch64 cell of `make test` (docs/matrix.md, "aarch64"), under
+# qemu-user against the x86-64 builds: (1) tests/aarch64/parity.py, the
+# aarch64 wheel's rustfx-features byte for byte on every extractor x layout
+# x dtype, and the aarch64 rustfx-sensor on the demo model; (2)
+# tests/aarch64/tf_cell.py, the aarch64 wheel in TF 2.20 on an aarch64
+# CPython 3.11 (tests/aarch64/arm_python.sh) against the x86-64 wheel in
+# TF 2.20: every case's rows and the hashes, a SavedModel saved on x86-64,
+# an offload epoch served by the aarch64 worker. aarch64-builds makes what
+# it runs (the two Pythons kept in target/aarch64); aarch64-cell runs it,
+# making the x86-64 wheel and the demo model if missing.
+test-aarch64: aarch64-builds build sensor
+	$(MAKE) --no-print-directory aarch64-cell
+
+aarch64-builds: wheel-aarch64 sensor-aarch64
+	python3 tests/aarch64/tf_cell.py --prepare
+
+aarch64-cell:
+	ls dist/rustfx-*_x86_64.whl >/dev/null 2>&1 || $(MAKE) wheel
 	test -f target/demo-sensor/model.onnx || $(MAKE) demo
 	python3 tests/aarch64/parity.py --runner qemu-aarch64-static \
-	  --x86 target/release/rustfx-features --aarch64 $(AARCH64_BIN)/release/rustfx-features \
+	  --x86 target/release/rustfx-features --aarch64 $$(ls dist/rustfx-*_aarch64.whl) \
 	  --sensor-x86 target/sensor/rustfx-sensor --sensor-aarch64 $(AARCH64_BIN)/sensor/rustfx-sensor \
 	  --model target/demo-sensor --corpus tests/golden --corpus tests/pe --table target/aarch64/parity.md
-
-# The aarch64 wheel in TensorFlow under qemu-user against the x86-64 wheel
-# (tests/aarch64/tf_cell.py; BUILD_NOTES.md, "The aarch64 TF cell";
-# docs/matrix.md, "aarch64"): both in TF 2.20 on CPython 3.11, (a) every
-# extractor x layout x dtype's rows, (b) a SavedModel saved on x86-64 run on
-# aarch64, (c) an offload epoch served by the aarch64 rustfx-worker. The
-# venvs are made once in target/aarch64 (an arm64 Debian root by
-# debootstrap, needs root) and reused; the wheels are dist/'s, built if
-# missing. Not part of `make test`.
-test-aarch64-tf: toolchain-aarch64 setup
-	ls dist/rustfx-*_x86_64.whl >/dev/null 2>&1 || $(MAKE) wheel
-	ls dist/rustfx-*_aarch64.whl >/dev/null 2>&1 || $(MAKE) wheel-aarch64
 	python3 tests/aarch64/tf_cell.py --table target/aarch64/tf-parity.md
+
+# The core's tests whose code differs by CPU (SHA-256's block functions, the
+# Fingerprint64 batch) and spec_versions (every registry example's output
+# bits, NaN payloads included, against the digests x86-64 recorded), built
+# for aarch64 and run under qemu; not in `make test` (the test binaries are
+# one more aarch64 build of the core).
+AARCH64_TEST := $(AARCH64_ENV) CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=qemu-aarch64-static \
+	cargo test --release --target $(AARCH64) -p rustfx
+test-aarch64-core: toolchain-aarch64 setup
+	$(AARCH64_TEST) --lib -- sha256 hashing
+	$(AARCH64_TEST) --test spec_versions
 
 # Coverage-guided fuzzing, every target for FUZZ_SECONDS each (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 60

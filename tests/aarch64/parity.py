@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """x86-64 against aarch64: the same bytes out of rustfx-features and rustfx-sensor.
 
-`make test-aarch64` runs this after building both programs for both CPUs;
-the aarch64 ones run under qemu-user (--runner). Standard library only.
+`make test-aarch64` runs this on both CPUs' builds (the aarch64
+rustfx-features is the aarch64 wheel's); the aarch64 ones run under
+qemu-user (--runner). Standard library only.
 
 rustfx-features: every extractor of the registry (`rustfx-features
 --registry`, read from the x86-64 build; the aarch64 build must print the
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 # The parameters whose allowed values make an output's layout or dtype.
 GRID_PARAMS = ("output", "dtype")
@@ -56,6 +58,18 @@ def corpus_files(dirs):
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True)
     return p.returncode, p.stdout, p.stderr
+
+
+def program_of(path, tmp):
+    """path itself, or the rustfx-features inside path if it is a wheel
+    (extracted into tmp)."""
+    if not path.endswith(".whl"):
+        return path
+    with zipfile.ZipFile(path) as whl:
+        member = next(n for n in whl.namelist() if n.endswith(".data/scripts/rustfx-features"))
+        program = whl.extract(member, tmp)
+    os.chmod(program, 0o755)
+    return program
 
 
 def spec_of(features, name, params):
@@ -180,7 +194,8 @@ def table(rows, refused, files, sensor):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--x86", required=True, help="x86-64 rustfx-features")
-    parser.add_argument("--aarch64", required=True, help="aarch64 rustfx-features")
+    parser.add_argument("--aarch64", required=True,
+                        help="aarch64 rustfx-features, or a wheel that has it")
     parser.add_argument("--runner", default="qemu-aarch64-static",
                         help="runs an aarch64 program (split on spaces; empty: none)")
     parser.add_argument("--corpus", action="append", required=True, help="a directory of files")
@@ -194,6 +209,8 @@ def main():
     runner = args.runner.split()
     files = corpus_files(args.corpus)
     start = time.monotonic()
+    tmp = tempfile.TemporaryDirectory(prefix="rustfx-parity-")
+    args.aarch64 = program_of(args.aarch64, tmp.name)
 
     registry_text = run([args.x86, "--registry"])[1]
     if run([*runner, args.aarch64, "--registry"])[1] != registry_text:

@@ -2,19 +2,22 @@
 """The aarch64 TF cell: the aarch64 rustfx wheel in TensorFlow 2.20 under
 qemu-user, against the x86-64 wheel in TensorFlow 2.20, on the same files.
 
-`make test-aarch64-tf` runs it after `make wheel` and `make wheel-aarch64`
-(BUILD_NOTES.md, "The aarch64 TF cell"; docs/matrix.md, "aarch64"). Both
+`make test-aarch64` (in `make test`) runs it after `make wheel` and `make
+wheel-aarch64` (BUILD_NOTES.md, "The aarch64 cell"; docs/matrix.md,
+"aarch64"); `--prepare` makes the two Pythons only. Both
 sides run TF 2.20, the newest TF with an aarch64 wheel, on CPython 3.11, so
 the CPU is the only difference. Standard library only.
 
   1. the x86-64 venv (--x86-venvs/tf2.20-py3.11): made once by the
      matrix's own helpers (tests/matrix/run_matrix.py), tensorflow-cpu 2.20
      and the x86-64 wheel (--x86-wheel), reinstalled each run;
-  2. the aarch64 venv: tests/aarch64/tf_venv.sh (an arm64 Debian root and a
-     venv of its Python with tensorflow 2.20, made once), and the aarch64
-     wheel (--aarch64-wheel), reinstalled each run;
+  2. the aarch64 Python: tests/aarch64/arm_python.sh (Debian's arm64
+     CPython 3.11 and tensorflow 2.20, made once without qemu), and the
+     aarch64 wheel (--aarch64-wheel), unpacked each run;
   3. (a) rows: tests/aarch64/tf_parity.py rows on each side: every
      extractor x layout x dtype case, digests of every part, compared;
+     and the hashes whose code differs by CPU (rustfx.sha256,
+     rustfx.content_key), compared, and SHA-256 against hashlib's;
   4. (b) a SavedModel with every case's FX inside, saved on x86-64
      (tf_parity.py save-model), loaded and run on aarch64 (tf_parity.py
      model): its outputs' digests compared, and with (a)'s;
@@ -60,8 +63,8 @@ def one_file(pattern):
 
 
 def step(name, cmd, logs, env=None):
-    """Runs cmd from tests/aarch64 (so rustfx comes from the venv, never the
-    checkout), its output in logs/NAME.log; exits on failure."""
+    """Runs cmd from tests/aarch64 (so rustfx comes from the installed
+    wheel, never the checkout), its output in logs/NAME.log; exits on failure."""
     start = time.monotonic()
     with open(os.path.join(logs, f"{name}.log"), "w") as log:
         code = subprocess.run(cmd, cwd=HERE, stdout=log, stderr=subprocess.STDOUT,
@@ -76,14 +79,16 @@ def step(name, cmd, logs, env=None):
     return seconds
 
 
-def x86_venv(args, logs):
+def x86_venv(args, logs, wheel):
+    """The x86-64 venv's python, with `wheel` (if not None) reinstalled."""
     log = run_matrix.Log(os.path.join(logs, "x86-venv.log"))
     try:
         python, why = run_matrix.find_interpreter(CELL.py)
         if python is None:
             sys.exit(why)
         vpy, installed = run_matrix.setup_venv(CELL, python, args.x86_venvs, log)
-        run_matrix.install_wheel(CELL, vpy, args.x86_wheel, installed, log)
+        if wheel:
+            run_matrix.install_wheel(CELL, vpy, wheel, installed, log)
         return vpy
     except run_matrix.CellError as e:
         sys.exit(f"x86-64 venv: {e}")
@@ -96,9 +101,18 @@ NEEDED = {"libtensorflow_framework.so.2", "libc.so.6", "libm.so.6", "libpthread.
           "libdl.so.2", "ld-linux-aarch64.so.1"}
 
 
+def package_dir(python, name):
+    """Where `python` would import package `name` from (found, not imported:
+    TF's import takes most of a minute under qemu)."""
+    return subprocess.run(
+        [python, "-c", "import importlib.util, sys; "
+         "print(importlib.util.find_spec(sys.argv[1]).submodule_search_locations[0])", name],
+        check=True, capture_output=True, text=True).stdout.strip()
+
+
 def check_op_library(wheel, vpy_arm):
     """(number of TF_* functions it calls, problems) of the aarch64 wheel's
-    op library, against the aarch64 TF in the venv."""
+    op library, against the aarch64 Python's TF."""
     with tempfile.TemporaryDirectory() as tmp:
         with zipfile.ZipFile(wheel) as whl:
             lib = whl.extract("rustfx/_rustfx_ops.so", tmp)
@@ -109,10 +123,8 @@ def check_op_library(wheel, vpy_arm):
     tf_symbols = {s for s in undefined if s.startswith("TF_")}
     problems = [f"C++ symbol {s}" for s in tf_cxx_symbols(undefined)]
     problems += [f"needs {n}" for n in needed - NEEDED]
-    site = glob.glob(os.path.join(os.path.dirname(os.path.dirname(vpy_arm)), "lib", "python3*",
-                                  "site-packages", "tensorflow"))[0]
-    exported = dynamic_symbols(os.path.join(site, "libtensorflow_framework.so.2"),
-                               "--defined-only")
+    exported = dynamic_symbols(os.path.join(package_dir(vpy_arm, "tensorflow"),
+                                            "libtensorflow_framework.so.2"), "--defined-only")
     problems += [f"{s} not exported by the aarch64 TF" for s in tf_symbols - exported]
     return len(tf_symbols), problems
 
@@ -138,6 +150,20 @@ def compare_rows(x86, arm):
     return out
 
 
+def compare_hashes(x86, arm):
+    """(passed, description) of the two sides' rustfx.sha256 and
+    rustfx.content_key digests."""
+    a, b = x86["hashes"], arm["hashes"]
+    same = {k: a[k] == b[k] for k in ("sha256", "content_key")}
+    ok = all(same.values()) and a["sha256_not_hashlib"] == b["sha256_not_hashlib"] == 0
+    text = (f"rustfx.sha256 and rustfx.content_key of {a['inputs']} byte strings (the files, "
+            "and lengths 0 to 1 MiB around SHA-256's block edges): "
+            + ", ".join(f"{k} {'identical' if v else '**differ**'}" for k, v in same.items())
+            + f"; SHA-256s unlike hashlib's: x86-64 {a['sha256_not_hashlib']}, "
+            f"aarch64 {b['sha256_not_hashlib']}.")
+    return ok, text
+
+
 def model_rows(specs, model, rows):
     """How many of the SavedModel's outputs equal the eager rows' digests
     (the same case, the same part); specs: the model's cases, in order."""
@@ -148,7 +174,7 @@ def model_rows(specs, model, rows):
     return same
 
 
-def table(rows, x86, model_x86, model_arm, offload, times):
+def table(rows, hashes, x86, model_x86, model_arm, offload, times):
     grouped = {}
     for name, kind, dtype, same in rows:
         cell = grouped.setdefault((name, kind, dtype), [0, 0])
@@ -163,20 +189,42 @@ def table(rows, x86, model_x86, model_arm, offload, times):
     if x86["refused"]:
         lines += ["", "Refused by the spec with every example: " + "; ".join(x86["refused"])
                   + "."]
+    lines += ["", hashes[1]]
     same_model = sum(model_x86["outputs"][k] == v for k, v in model_arm["outputs"].items())
     as_eager = model_rows(model_x86["specs"], model_arm, x86)
     n_model = len(model_x86["outputs"])
     lines += ["", f"SavedModel saved on x86-64 with the {len(model_x86['specs'])} cases' FX "
               f"inside, loaded on aarch64: {same_model} of {n_model} outputs identical to "
               f"x86-64's, {as_eager} equal to the eager rows.",
-              "", f"Offload epoch, x86-64 trainer, aarch64 rustfx-worker: {offload['files']} "
+              "", f"Offload epoch, x86-64 trainer, aarch64 rustfx worker: {offload['files']} "
               f"files exactly once with local rows; the worker delivered "
               f"{offload['report']['remote']}, the trainer's sweep "
               f"{offload['report']['local']} (cut {offload['report']['cut']}).",
               "", "Seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in times.items()) + "."]
-    ok = (all(r[3] for r in rows) and same_model == n_model == len(model_arm["outputs"])
-          == as_eager)
+    ok = (all(r[3] for r in rows) and hashes[0]
+          and same_model == n_model == len(model_arm["outputs"]) == as_eager)
     return "\n".join(lines) + "\n", ok
+
+
+def arm_python(wheel=None):
+    """The aarch64 Python (tests/aarch64/arm_python.sh), with `wheel`
+    unpacked if given."""
+    return subprocess.run([os.path.join(HERE, "arm_python.sh"), *([wheel] if wheel else [])],
+                          cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                          check=True).stdout.strip()
+
+
+def prepare(args):
+    """Makes both Pythons without the wheels, so that the cell's run only
+    installs them (`make aarch64-builds`, beside `make test`'s Python tests)."""
+    os.makedirs(args.logs, exist_ok=True)
+    start = time.monotonic()
+    x86_venv(args, args.logs, None)
+    x86_s = time.monotonic() - start
+    arm_python()
+    print(f"aarch64 TF cell: Pythons made (x86-64 venv {x86_s:.0f} s, aarch64 "
+          f"{time.monotonic() - start - x86_s:.0f} s)", flush=True)
+    return 0
 
 
 def main():
@@ -190,7 +238,11 @@ def main():
                         help="a directory of files (default: tests/golden and tests/pe)")
     parser.add_argument("--logs", default=os.path.join(ROOT, "target", "aarch64", "tf-cell"))
     parser.add_argument("--table", help="write the table here (Markdown)")
+    parser.add_argument("--prepare", action="store_true",
+                        help="only make the two Pythons, without the wheels (make aarch64-builds)")
     args = parser.parse_args()
+    if args.prepare:
+        return prepare(args)
     args.x86_wheel, args.aarch64_wheel = one_file(args.x86_wheel), one_file(args.aarch64_wheel)
     args.x86_venvs = os.path.abspath(args.x86_venvs)
     corpus = [os.path.abspath(c) for c in (args.corpus or [os.path.join(ROOT, "tests", "golden"),
@@ -200,16 +252,12 @@ def main():
     corpus_args = [a for c in corpus for a in ("--corpus", c)]
     times, start = {}, time.monotonic()
 
-    print("aarch64 TF cell: venvs", flush=True)
-    vpy_x86 = x86_venv(args, args.logs)
+    print("aarch64 TF cell: the Pythons", flush=True)
+    vpy_x86 = x86_venv(args, args.logs, args.x86_wheel)
     times["x86 venv"] = time.monotonic() - start
     t = time.monotonic()
-    vpy_arm = subprocess.run([os.path.join(HERE, "tf_venv.sh"), args.aarch64_wheel], cwd=ROOT,
-                             stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
-    vpy_arm = os.path.join(ROOT, vpy_arm)
-    times["aarch64 venv"] = time.monotonic() - t
-    arm_env = {"QEMU_LD_PREFIX": os.path.join(os.path.dirname(os.path.dirname(
-        os.path.dirname(vpy_arm))), "root")}
+    vpy_arm = arm_python(args.aarch64_wheel)
+    times["aarch64 Python"] = time.monotonic() - t
 
     n_tf, problems = check_op_library(args.aarch64_wheel, vpy_arm)
     print(f"  aarch64 op library: {n_tf} TF_* functions, "
@@ -225,23 +273,22 @@ def main():
         times["aarch64 rows"] = step("aarch64-rows", [vpy_arm, "tf_parity.py", "rows",
                                                       *corpus_args, "--out",
                                                       out("aarch64-rows.json")],
-                                     args.logs, arm_env)
+                                     args.logs)
         times["x86 save"] = step("x86-save-model", [vpy_x86, "tf_parity.py", "save-model",
                                                     model_dir, *corpus_args, "--out",
                                                     out("x86-model.json")], args.logs)
         times["aarch64 model"] = step("aarch64-model", [vpy_arm, "tf_parity.py", "model",
                                                         model_dir, *corpus_args, "--out",
                                                         out("aarch64-model.json")],
-                                      args.logs, arm_env)
-    times["offload"] = step("offload", [vpy_x86, "tf_offload.py", "--worker",
-                                        os.path.join(os.path.dirname(vpy_arm), "rustfx-worker"),
-                                        "--out", out("offload.json")], args.logs, arm_env)
+                                      args.logs)
+    times["offload"] = step("offload", [vpy_x86, "tf_offload.py", "--worker-python", vpy_arm,
+                                        "--out", out("offload.json")], args.logs)
     times["total"] = time.monotonic() - start
 
-    x86 = load(out("x86-rows.json"))
-    rows = compare_rows(x86, load(out("aarch64-rows.json")))
-    text, ok = table(rows, x86, load(out("x86-model.json")), load(out("aarch64-model.json")),
-                     load(out("offload.json")), times)
+    x86, arm = load(out("x86-rows.json")), load(out("aarch64-rows.json"))
+    rows = compare_rows(x86, arm)
+    text, ok = table(rows, compare_hashes(x86, arm), x86, load(out("x86-model.json")),
+                     load(out("aarch64-model.json")), load(out("offload.json")), times)
     text = (f"The aarch64 op library calls {n_tf} TF_* functions, all exported by the aarch64 "
             "TF, and no TF, TSL or Abseil C++ symbol; it needs only libc, libm, libpthread, "
             "libdl, the loader and libtensorflow_framework.so.2.\n\n" + text)

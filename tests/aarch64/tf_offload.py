@@ -1,14 +1,15 @@
 """One offload epoch served by an aarch64 `rustfx-worker` to an x86-64 trainer.
 
-`make test-aarch64-tf` (tests/aarch64/tf_cell.py) runs it with the x86-64
+`make test-aarch64` (tests/aarch64/tf_cell.py) runs it with the x86-64
 venv: a dispatcher process (`python -m rustfx.service dispatcher`, this
-venv's), the aarch64 worker (--worker: its `rustfx-worker` script, run
-through binfmt_misc and qemu-user), then one `rustfx.offload` epoch of
-EMBER features over tests/golden/pe with remote="only" (the trainer's own
-sweep paused while the worker delivers) and cut="after_fx" (the worker
-reads the files and runs the FX; "before_fx", which offload measures for
-these small files, would leave it only the reading). Every file must come exactly once,
-with the rows local FX gives here (the FilesPipeline's own dataset, run on
+venv's), the aarch64 worker (`python -m rustfx.service worker`, what the
+`rustfx-worker` script runs, in --worker-python: the aarch64 Python under
+qemu-user), then one `rustfx.offload` epoch of EMBER features over
+tests/golden/pe with remote="only" (the trainer's own sweep paused while
+the worker delivers) and cut="after_fx" (the worker reads the files and
+runs the FX; "before_fx", which offload measures for these small files,
+would leave it only the reading). Every file must come exactly once, with
+the rows local FX gives here (the FilesPipeline's own dataset, run on
 x86-64), and the worker must have delivered files. The helpers are the
 offload and data-service tests' (tests/python/test_offload.py,
 test_data_service.py): the same cluster, epoch and exactness checks.
@@ -51,7 +52,8 @@ class CommandServer(test_data_service.Server):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--worker", required=True, help="the aarch64 rustfx-worker script")
+    parser.add_argument("--worker-python", required=True,
+                        help="the aarch64 Python (tests/aarch64/arm_python.sh)")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--out", required=True, help="the epoch's report (JSON)")
     args = parser.parse_args()
@@ -62,8 +64,8 @@ def main():
         try:
             start = time.monotonic()
             worker = CommandServer(
-                [args.worker, "--dispatcher", cluster.address, "--port", "0",
-                 "--worker-address", "127.0.0.1:%port%"],
+                [args.worker_python, "-m", "rustfx.service", "worker", "--dispatcher",
+                 cluster.address, "--port", "0", "--worker-address", "127.0.0.1:%port%"],
                 pathlib.Path(tmp) / "aarch64-worker.log")
             cluster.servers.append(worker)
             worker.wait_started()

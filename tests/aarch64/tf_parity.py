@@ -1,9 +1,9 @@
 """The TensorFlow side of x86-64 against aarch64: what the rustfx wheel's ops
 give, as digests, so two runs (one per CPU) can be compared.
 
-`make test-aarch64-tf` (tests/aarch64/tf_cell.py) runs it with the
-x86-64 venv (the x86-64 wheel) and, under qemu-user, with the aarch64 venv
-(the aarch64 wheel), both TF 2.20, on the same files:
+`make test-aarch64` (tests/aarch64/tf_cell.py) runs it with the x86-64
+venv (the x86-64 wheel) and, under qemu-user, with the aarch64 Python (the
+aarch64 wheel), both TF 2.20, on the same files:
 
     python tf_parity.py rows --corpus DIR... --out rows.json
         every extractor of the registry, each example plus each value of
@@ -11,14 +11,18 @@ x86-64 venv (the x86-64 wheel) and, under qemu-user, with the aarch64 venv
         tests/aarch64/parity.py runs through rustfx-features), run eagerly
         on all the files at once (rustfx.files); per case, the SHA-256 of
         each part's dtype, shape and bytes (dense; ragged values and
-        row_splits; sparse indices, values and dense_shape).
+        row_splits; sparse indices, values and dense_shape). And the
+        hashes whose code differs by CPU (SHA-256's block functions, BLAKE3's
+        SIMD): rustfx.sha256 and rustfx.content_key of every file and of
+        byte strings around SHA-256's block edges, and how many SHA-256s
+        differ from hashlib's here.
     python tf_parity.py save-model DIR --corpus DIR... --out model.json
         a SavedModel taking paths, with every case's FX inside, saved to
         DIR; then reloaded here and run on the files (the digests).
     python tf_parity.py model DIR --corpus DIR... --out model.json
         that SavedModel loaded (rustfx imported first) and run.
 
-Imports rustfx from the venv (the wheel), never from the checkout. Needs
+Imports rustfx from the installed wheel, never from the checkout. Needs
 numpy, tensorflow and rustfx; parity.py beside it for the cases and files.
 """
 
@@ -76,10 +80,33 @@ def digest(t):
     return h.hexdigest()
 
 
+# Lengths around SHA-256's 64-byte blocks and its padding's edge (55, 56),
+# up to 1 MiB, beside the corpus's files.
+HASH_LENGTHS = (0, 1, 55, 56, 63, 64, 65, 119, 120, 127, 128, 1000, 4096, 65537, 1 << 20)
+
+
+def hashes(files):
+    """The hex digests of rustfx.sha256 and rustfx.content_key on every
+    file's bytes and on HASH_LENGTHS bytes of a fixed pattern, and how many
+    of the SHA-256s differ from hashlib's."""
+    contents = []
+    for path in files:
+        with open(path, "rb") as f:
+            contents.append(f.read())
+    contents += [bytes((i * 31 + n) % 251 for i in range(n)) for n in HASH_LENGTHS]
+    sha = [h.decode() for h in rustfx.sha256(tf.constant(contents)).numpy()]
+    key = [h.decode() for h in rustfx.content_key(tf.constant(contents)).numpy()]
+    return {"inputs": len(contents), "sha256": sha, "content_key": key,
+            "sha256_not_hashlib": sum(h != hashlib.sha256(c).hexdigest()
+                                      for h, c in zip(sha, contents))}
+
+
 def rows(args):
-    paths = tf.constant(corpus_files(args.corpus))
+    files = corpus_files(args.corpus)
+    paths = tf.constant(files)
     found, refused = registry_cases()
-    out = {"files": int(paths.shape[0]), "refused": refused, "cases": {}}
+    out = {"files": int(paths.shape[0]), "refused": refused, "cases": {},
+           "hashes": hashes(files)}
     for _, spec in found:
         result = rustfx.extract(rustfx.FeatureSpec.from_json(spec), rustfx.files(paths))
         out["cases"][spec] = {k: digest(v) for k, v in parts(result).items()}
