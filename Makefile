@@ -114,8 +114,9 @@ test-python: build predict sensor wheel chromium
 # aarch64 cell's builds (aarch64-builds: two cross-compiles and its two
 # Pythons, about 14 minutes on 2 cores) run under `nice -n 19` beside the
 # Python tests and the matrix, which keep about one of the 2 cores busy: the
-# builds get what the tests leave, and the tests lose nearly nothing (their
-# output stays in front; the builds' log is target/aarch64/builds.log).
+# builds get most of what the tests leave (pytest took 19m43s beside them,
+# 17m20s alone; docs/matrix.md, "Its time"). The tests' output stays in
+# front; the builds' log is target/aarch64/builds.log.
 # The cell installs its toolchain (apt) and registers qemu with binfmt_misc:
 # without root it is skipped, saying so (AARCH64_CELL=no skips it too).
 # `make`, not $(MAKE), in the long line: `make -n test` (tests/python/
