@@ -62,13 +62,12 @@ def one_file(pattern):
     return os.path.abspath(found[0])
 
 
-def step(name, cmd, logs, env=None):
+def step(name, cmd, logs):
     """Runs cmd from tests/aarch64 (so rustfx comes from the installed
     wheel, never the checkout), its output in logs/NAME.log; exits on failure."""
     start = time.monotonic()
     with open(os.path.join(logs, f"{name}.log"), "w") as log:
-        code = subprocess.run(cmd, cwd=HERE, stdout=log, stderr=subprocess.STDOUT,
-                              env={**os.environ, **(env or {})}).returncode
+        code = subprocess.run(cmd, cwd=HERE, stdout=log, stderr=subprocess.STDOUT).returncode
     seconds = time.monotonic() - start
     print(f"  {name}: {'ok' if code == 0 else f'FAILED (exit {code})'}, {seconds:.0f} s",
           flush=True)
