@@ -27,7 +27,7 @@
 use rustfx::extractor::Extractor;
 use rustfx::hashing::Fingerprint64Batch;
 use rustfx::ngrams::{HashFamily, NgramConfig, NgramHasher};
-use rustfx::output::{Batch, Values};
+use rustfx::output::{Batch, Offsets, Values};
 use rustfx::spec::FeatureSpec;
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -256,9 +256,6 @@ impl Fnv {
         self.0 = (self.0 ^ v).wrapping_mul(0x0100_0000_01b3);
     }
 
-    /// Each row of cumulative `ends` (row `r` is values `ends[r - 1]..ends[r]`),
-    /// row by row: `value(at)` of each value, then the row's length. The
-    /// same whatever the batch the ends were counted in.
     /// Every value of `batch`, row by row (the bench's conversion of the
     /// core's batch).
     fn add_batch(&mut self, batch: &Batch) {
@@ -267,7 +264,7 @@ impl Fnv {
         // A number's bits, or a string's length.
         let value = |at: usize| -> u64 {
             match values {
-                Values::String(s) => s.ends[at] - if at == 0 { 0 } else { s.ends[at - 1] },
+                Values::String(s) => s.offsets.range(at).len() as u64,
                 _ => {
                     let mut bits = [0u8; 8];
                     bits[..size].copy_from_slice(&values.as_bytes()[at * size..(at + 1) * size]);
@@ -277,21 +274,20 @@ impl Fnv {
         };
         match batch {
             Batch::Dense { .. } => (0..values.len()).for_each(|at| self.add(value(at))),
-            Batch::Ragged { row_ends, .. } => self.add_rows(row_ends, value),
+            Batch::Ragged { offsets, .. } => self.add_rows(offsets, value),
             Batch::Sparse {
-                indices, row_ends, ..
-            } => self.add_rows(row_ends, |at| indices[at] ^ value(at)),
+                indices, offsets, ..
+            } => self.add_rows(offsets, |at| indices[at] ^ value(at)),
         }
     }
 
-    fn add_rows(&mut self, ends: &[u64], mut value: impl FnMut(usize) -> u64) {
-        let mut start = 0;
-        for &end in ends {
-            for at in start..end as usize {
-                self.add(value(at));
-            }
-            self.add(end - start as u64);
-            start = end as usize;
+    /// Each row at `offsets`, row by row: `value(at)` of each value, then
+    /// the row's length. The same whatever the batch the rows were in.
+    fn add_rows(&mut self, offsets: &Offsets, mut value: impl FnMut(usize) -> u64) {
+        for range in offsets.ranges() {
+            let length = range.len() as u64;
+            range.for_each(|at| self.add(value(at)));
+            self.add(length);
         }
     }
 }

@@ -103,8 +103,8 @@ void CopyValues(const Part& part, const DTypeInfo& info, uint8_t* out) {
   }
   TF_TString* strings = reinterpret_cast<TF_TString*>(out);
   const char* data = reinterpret_cast<const char*>(bytes.data());
-  const rust::Slice<const uint64_t> ends = part.string_ends();
-  uint64_t start = 0;
+  const rust::Slice<const int64_t> ends = part.string_ends();
+  int64_t start = 0;
   for (size_t j = 0; j < ends.size(); ++j) {
     TF_TString_Copy(&strings[j], data + start, ends[j] - start);
     start = ends[j];
@@ -159,10 +159,10 @@ struct RaggedKernel {
       for (int64_t c = 0; c < chunks.count(); ++c) {
         const Part& part = **parts[c];
         const int64_t rows = chunks.end(c) - chunks.begin(c);
-        const uint64_t* ends = part.row_ends().data();
+        const int64_t* ends = part.row_ends().data();
         const int64_t base = part_starts[c];
         for (int64_t j = 0; j < rows; ++j) {
-          splits_flat[chunks.begin(c) + j + 1] = base + static_cast<int64_t>(ends[j]);
+          splits_flat[chunks.begin(c) + j + 1] = base + ends[j];
         }
         part_starts[c + 1] = base + static_cast<int64_t>(part.value_count());
       }
@@ -212,9 +212,9 @@ struct RaggedKernel {
             const int64_t rows = static_cast<int64_t>(chunk.len());
             status = Base::CheckPart(**part, rows);
             if (!status.ok()) return;
-            const uint64_t* ends = (*part)->row_ends().data();
+            const int64_t* ends = (*part)->row_ends().data();
             for (int64_t j = 0; j < rows; ++j) {
-              row_splits[first + j + 1] = used + static_cast<int64_t>(ends[j]);
+              row_splits[first + j + 1] = used + ends[j];
             }
             const int64_t count = static_cast<int64_t>((*part)->value_count());
             if (used + count > values.capacity()) {
@@ -358,9 +358,9 @@ struct SparseRowsOp {
         for (int64_t c = begin; c < end; ++c) {
           const Part& part = **parts[c];
           const uint64_t* cols = part.indices().data();
-          const uint64_t* ends = part.row_ends().data();
+          const int64_t* ends = part.row_ends().data();
           int64_t* out = idx + 2 * starts[c];
-          uint64_t j = 0;
+          int64_t j = 0;
           for (int64_t r = 0; r < chunks.end(c) - chunks.begin(c); ++r) {
             const int64_t row = chunks.begin(c) + r;
             for (; j < ends[r]; ++j) {

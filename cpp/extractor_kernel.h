@@ -106,13 +106,13 @@ class ExtractorKernel {
   // A part that does not match its `rows` documents is a bug in rustfx,
   // reported as Internal rather than copied out.
   static OpStatus CheckPart(const Part& part, int64_t rows) {
-    const rust::Slice<const uint64_t> ends = part.row_ends();
-    const uint64_t last_end = rows == 0 ? 0 : ends.data()[rows - 1];
-    const size_t count = part.value_count();
-    const rust::Slice<const uint64_t> string_ends = part.string_ends();
+    const rust::Slice<const int64_t> ends = part.row_ends();
+    const int64_t last_end = rows == 0 ? 0 : ends.data()[rows - 1];
+    const int64_t count = static_cast<int64_t>(part.value_count());
+    const rust::Slice<const int64_t> string_ends = part.string_ends();
     const bool strings_fit =
-        string_ends.empty() ||
-        string_ends.data()[string_ends.size() - 1] == part.value_bytes().size();
+        string_ends.empty() || string_ends.data()[string_ends.size() - 1] ==
+                                   static_cast<int64_t>(part.value_bytes().size());
     if (static_cast<int64_t>(ends.size()) != rows || last_end != count || !strings_fit) {
       return Internal(std::string(Op::kName) +
                       ": a chunk's rows do not match its documents (a bug in rustfx)");

@@ -154,14 +154,15 @@ pub(crate) mod ffi {
 
         /// A chunk's ragged or sparse rows (`output::Batch`).
         type Part;
-        /// Where each document's values end (cumulative, one per document).
-        fn row_ends(self: &Part) -> &[u64];
+        /// Where each document's values end (cumulative, one per document:
+        /// the batch's `Offsets` after the first).
+        fn row_ends(self: &Part) -> &[i64];
         /// How many values (strings: how many strings).
         fn value_count(self: &Part) -> usize;
         /// The values' bytes (numbers: native-endian; strings: end to end).
         fn value_bytes(self: &Part) -> &[u8];
         /// Where each string ends in `value_bytes` (strings only).
-        fn string_ends(self: &Part) -> &[u64];
+        fn string_ends(self: &Part) -> &[i64];
         /// Each value's column (sparse rows only).
         fn indices(self: &Part) -> &[u64];
         /// Ok, or why the part's first unreadable file could not be read

@@ -23,8 +23,8 @@ impl Part {
         Part { batch, failed }
     }
 
-    pub(crate) fn row_ends(&self) -> &[u64] {
-        self.batch.row_ends().unwrap_or(&[])
+    pub(crate) fn row_ends(&self) -> &[i64] {
+        self.batch.offsets().map_or(&[], |offsets| offsets.ends())
     }
 
     pub(crate) fn value_count(&self) -> usize {
@@ -35,9 +35,9 @@ impl Part {
         self.batch.values().as_bytes()
     }
 
-    pub(crate) fn string_ends(&self) -> &[u64] {
+    pub(crate) fn string_ends(&self) -> &[i64] {
         match self.batch.values() {
-            Values::String(strings) => &strings.ends,
+            Values::String(strings) => strings.offsets.ends(),
             _ => &[],
         }
     }

@@ -91,8 +91,11 @@ fn digest(extractor: &Extractor, docs: &[Vec<u8>]) -> u64 {
         match (&batch, values) {
             (Batch::Dense { .. }, _) => d.bytes(values.as_bytes()),
             (Batch::Ragged { .. }, Values::String(strings)) => {
-                d.len(strings.ends.len());
-                strings.ends.iter().for_each(|v| d.bytes(&v.to_le_bytes()));
+                // Each string's end as a u64, as the digests were first made.
+                let ends = strings.offsets.ends();
+                d.len(ends.len());
+                ends.iter()
+                    .for_each(|&v| d.bytes(&(v as u64).to_le_bytes()));
                 d.bytes(&strings.bytes);
             }
             (Batch::Ragged { .. }, _) => {

@@ -13,7 +13,7 @@
 //! exactly as one of either kind.
 
 use rustfx::hashing::fingerprint64;
-use rustfx::output::{row_range, Batch, DType, Layout, OutputSpec, Strings, Values};
+use rustfx::output::{Batch, DType, Layout, Offsets, OutputSpec, Strings, Values};
 
 /// One document's row, as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,26 +55,18 @@ impl StoredRow {
         let bytes = values.as_bytes();
         let (width, range) = match batch {
             Batch::Dense { width, .. } => (*width as i64, i * width..(i + 1) * width),
-            Batch::Ragged { row_ends, .. } => (-1, row_range(row_ends, i)),
-            Batch::Sparse {
-                width, row_ends, ..
-            } => (*width as i64, row_range(row_ends, i)),
+            Batch::Ragged { offsets, .. } => (-1, offsets.range(i)),
+            Batch::Sparse { width, offsets, .. } => (*width as i64, offsets.range(i)),
         };
         let (values, aux) = match (batch, values) {
             (_, Values::String(strings)) => {
                 // The strings of the row, their ends counted from the row's
-                // first byte.
-                let first = if range.start == 0 {
-                    0
-                } else {
-                    strings.ends[range.start - 1]
-                };
-                let last = if range.end == 0 {
-                    0
-                } else {
-                    strings.ends[range.end - 1]
-                };
-                let ends = strings.ends[range].iter().map(|&end| end - first);
+                // first byte (the stored form: u64 ends, one per string).
+                let offsets = strings.offsets.as_slice();
+                let (first, last) = (offsets[range.start], offsets[range.end]);
+                let ends = offsets[range.start + 1..=range.end]
+                    .iter()
+                    .map(|&end| (end - first) as u64);
                 (
                     strings.bytes[first as usize..last as usize].to_vec(),
                     u64_bytes(ends),
@@ -217,7 +209,7 @@ pub(crate) fn assemble<'a>(
     let total: usize = rows.iter().map(|r| r.values.len()).sum();
     let total_aux: usize = rows.iter().map(|r| r.aux.len() / 8).sum();
     let mut aux: Vec<u64> = Vec::with_capacity(total_aux);
-    let mut row_ends = Vec::with_capacity(rows.len());
+    let mut offsets = Offsets::with_capacity(rows.len());
     let size = output.dtype.size();
     let mut base = 0usize;
     for row in &rows {
@@ -228,9 +220,9 @@ pub(crate) fn assemble<'a>(
             Some(_) => aux.extend(row_aux),
         }
         base += row.values.len();
-        row_ends.push(match size {
-            None => aux.len() as u64,
-            Some(size) => (base / size) as u64,
+        offsets.push(match size {
+            None => aux.len(),
+            Some(size) => base / size,
         });
     }
     let values = match size {
@@ -239,10 +231,15 @@ pub(crate) fn assemble<'a>(
             for row in &rows {
                 bytes.extend_from_slice(&row.values);
             }
-            Values::String(Strings {
+            // Each stored row's string ends are checked against its bytes
+            // (`StoredRow::fits`), so they never go back.
+            let mut strings = Strings {
                 bytes,
-                ends: aux.clone(),
-            })
+                offsets: Offsets::with_capacity(aux.len()),
+            };
+            aux.iter()
+                .for_each(|&end| strings.offsets.push(end as usize));
+            Values::String(strings)
         }
         Some(_) => concatenated_values(output.dtype, &rows, total)
             .unwrap_or_else(|| Values::empty(output.dtype)),
@@ -250,16 +247,16 @@ pub(crate) fn assemble<'a>(
     let width = output.width.unwrap_or(0);
     match output.layout {
         Layout::Dense => Batch::Dense {
-            rows: row_ends.len(),
+            rows: offsets.rows(),
             width,
             values,
         },
-        Layout::Ragged => Batch::Ragged { values, row_ends },
+        Layout::Ragged => Batch::Ragged { values, offsets },
         Layout::Sparse => Batch::Sparse {
             width,
             indices: aux,
             values,
-            row_ends,
+            offsets,
         },
     }
 }

@@ -4,17 +4,20 @@
 //! [`rustfx_cache_open`] returns a handle freed with [`rustfx_cache_free`].
 //! Every call names its spec by its JSON text; the handle parses each spec
 //! once and keeps it, so a cached epoch builds no extractor. Rows come back
-//! as an [`Output`] (the one `rustfx_extract` returns, read with
-//! `rustfx_output_array`), so Python converts cached and extracted rows
-//! with the same code. Rows are stored from the core's own extraction,
-//! or, by [`rustfx_cache_put_rows`], from rows the core extracted
-//! elsewhere (a corpus job's shards), checked whole against the spec
+//! as [`Rows`] (what `rustfx_extract` returns, exported as Arrow C Data),
+//! so cached and extracted rows reach Python in one form. Rows are stored
+//! from the core's own extraction, or, by [`rustfx_cache_put_rows`], from
+//! rows the core extracted elsewhere (a corpus job's shards), given as
+//! Arrow arrays of the export's layout and checked whole against the spec
 //! before they are stored; [`rustfx_row_digests`] gives the digest of
-//! each such row that a corpus job writes and the fill checks.
+//! each such row that a corpus job wrote and the fill checks.
 
-use crate::{bytes, output_of, report, text, Documents, Output};
+use crate::arrow::{import, ArrowArray, ArrowSchema};
+use crate::documents::documents_ref as documents;
+use crate::rows::{doc_keys, hand_rows, write_digests};
+use crate::{bytes, report, text, Documents, Rows};
 use rustfx::error::catch_panic;
-use rustfx::output::{Batch, DType, Layout, Strings, Values};
+use rustfx::output::Batch;
 use rustfx::read::check_max_bytes;
 use rustfx::spec::FeatureSpec;
 use rustfx::{Error, Result};
@@ -53,23 +56,6 @@ unsafe fn cache<'a>(cache: *mut Cache) -> Result<&'a mut Cache> {
     // SAFETY: a non-null `cache` came from `rustfx_cache_open` and the
     // caller does not use it from two threads at once.
     unsafe { cache.as_mut() }.ok_or_else(|| Error::invalid_argument("null feature cache"))
-}
-
-/// `documents` as a reference.
-unsafe fn documents<'a>(documents: *const Documents) -> Result<&'a Documents> {
-    // SAFETY: a non-null `documents` came from `rustfx_documents_new`.
-    unsafe { documents.as_ref() }.ok_or_else(|| Error::invalid_argument("null documents"))
-}
-
-/// A boxed output, or null and the message.
-fn hand_output(outcome: Result<Output>, message: *mut *mut c_char) -> *mut Output {
-    match outcome {
-        Ok(output) => Box::into_raw(Box::new(output)),
-        Err(e) => {
-            report(&e, message);
-            ptr::null_mut()
-        }
-    }
 }
 
 /// True, or false and the message.
@@ -149,16 +135,16 @@ pub unsafe extern "C" fn rustfx_cache_extract(
     spec_len: usize,
     docs: *const Documents,
     message: *mut *mut c_char,
-) -> *mut Output {
+) -> *mut Rows {
     let outcome = catch_panic("rustfx_cache_extract", || {
         // SAFETY: see `cache`, `documents` and `Cache::spec`.
         let cache = unsafe { self::cache(cache) }?;
         let docs = unsafe { documents(docs) }?;
         let spec = unsafe { cache.spec(spec, spec_len) }?;
-        let contents: Vec<&[u8]> = docs.contents.iter().map(Vec::as_slice).collect();
-        Ok(output_of(cache.cache.extract(&spec, &contents)?))
+        let batch = cache.cache.extract(&spec, &docs.slices())?;
+        Ok(Rows::new(spec, batch, &docs.failures()))
     });
-    hand_output(outcome, message)
+    hand_rows(outcome, message)
 }
 
 /// The rows of the files at `paths` (`paths_len` bytes, path `i` ending at
@@ -182,7 +168,7 @@ pub unsafe extern "C" fn rustfx_cache_extract_files(
     max_bytes: i64,
     codes: *mut i32,
     message: *mut *mut c_char,
-) -> *mut Output {
+) -> *mut Rows {
     let outcome = catch_panic("rustfx_cache_extract_files", || {
         // SAFETY: see `cache` and `Cache::spec`; the caller passes
         // `paths_len` bytes at `paths` and `n` ends at `path_ends`.
@@ -209,14 +195,18 @@ pub unsafe extern "C" fn rustfx_cache_extract_files(
         }
         let max_bytes = check_max_bytes(max_bytes)?;
         let files = cache.cache.extract_files(&spec, &list, max_bytes)?;
+        let mut failures = Vec::new();
         for (i, error) in files.errors.iter().enumerate() {
             let code = error.as_ref().map_or(0, |e| e.kind().status_code());
             // SAFETY: room for `n` codes at the non-null `codes`.
             unsafe { *codes.add(i) = code };
+            if let Some(e) = error {
+                failures.push((i, code, e.to_string()));
+            }
         }
-        Ok(output_of(files.batch))
+        Ok(Rows::new(spec, files.batch, &failures))
     });
-    hand_output(outcome, message)
+    hand_rows(outcome, message)
 }
 
 /// The stored rows of the documents (by content) for the spec: only the
@@ -233,28 +223,24 @@ pub unsafe extern "C" fn rustfx_cache_get(
     docs: *const Documents,
     found: *mut bool,
     message: *mut *mut c_char,
-) -> *mut Output {
+) -> *mut Rows {
     let outcome = catch_panic("rustfx_cache_get", || {
         // SAFETY: see `cache`, `documents` and `Cache::spec`.
         let cache = unsafe { self::cache(cache) }?;
         let docs = unsafe { documents(docs) }?;
         let spec = unsafe { cache.spec(spec, spec_len) }?;
-        if found.is_null() && !docs.contents.is_empty() {
+        if found.is_null() && !docs.is_empty() {
             return Err(Error::invalid_argument("null found"));
         }
-        let keys: Vec<DocKey> = docs
-            .contents
-            .iter()
-            .map(|d| DocKey::of_content(d))
-            .collect();
+        let keys: Vec<DocKey> = docs.slices().into_iter().map(DocKey::of_content).collect();
         let (hit, rows) = cache.cache.get_found(&spec, &keys)?;
         for (i, hit) in hit.into_iter().enumerate() {
             // SAFETY: room for one bool per document at the non-null `found`.
             unsafe { *found.add(i) = hit };
         }
-        Ok(output_of(rows))
+        Ok(Rows::new(spec, rows, &[]))
     });
-    hand_output(outcome, message)
+    hand_rows(outcome, message)
 }
 
 /// Extracts every document by the spec and stores its row (replacing
@@ -275,7 +261,7 @@ pub unsafe extern "C" fn rustfx_cache_put(
         let cache = unsafe { self::cache(cache) }?;
         let docs = unsafe { documents(docs) }?;
         let spec = unsafe { cache.spec(spec, spec_len) }?;
-        let contents: Vec<&[u8]> = docs.contents.iter().map(Vec::as_slice).collect();
+        let contents = docs.slices();
         let keys: Vec<DocKey> = contents.iter().map(|d| DocKey::of_content(d)).collect();
         let batch = spec.build()?.extract_batch(&contents)?;
         cache.cache.put_many(&spec, &keys, &batch)
@@ -283,185 +269,86 @@ pub unsafe extern "C" fn rustfx_cache_put(
     done(outcome, message)
 }
 
-/// `len` values of `T` at `data` (null allowed when `len` is 0), copied.
-unsafe fn copied<T: Copy>(data: *const T, len: usize, what: &str) -> Result<Vec<T>> {
-    if len == 0 {
-        return Ok(Vec::new());
-    }
-    if data.is_null() {
-        return Err(Error::invalid_argument(format!(
-            "null {what} with a length"
-        )));
-    }
-    // SAFETY: the caller passes `len` readable values at `data`.
-    Ok(unsafe { std::slice::from_raw_parts(data, len) }.to_vec())
-}
-
-/// Rows of the spec's output handed in as buffers (a corpus job's, or
-/// what it is given to check), and their documents' content keys.
-struct RowBuffers {
-    rows: usize,
-    digests: *const u8,
-    values: *const u8,
-    values_len: usize,
-    string_ends: *const u64,
-    string_count: usize,
-    row_ends: *const u64,
-    indices: *const u64,
-    index_count: usize,
-}
-
-impl RowBuffers {
-    /// The keys and the batch, checked whole against `spec`'s output.
-    ///
-    /// # Safety
-    /// The lengths at each pointer, as [`rustfx_cache_put_rows`] says.
-    unsafe fn batch(&self, spec: &FeatureSpec) -> Result<(Vec<DocKey>, Batch)> {
-        let rows = self.rows;
-        // SAFETY: the caller passes the lengths above at each pointer.
-        let digest_bytes = unsafe { bytes(self.digests, rows.saturating_mul(32)) }?;
-        let value_bytes = unsafe { bytes(self.values, self.values_len) }?;
-        let output = spec.output();
-        let values = match output.dtype {
-            DType::String => Values::String(Strings {
-                bytes: value_bytes.to_vec(),
-                ends: unsafe { copied(self.string_ends, self.string_count, "string ends") }?,
-            }),
-            dtype => Values::from_host_bytes(dtype, value_bytes)?,
-        };
-        let row_ends = || unsafe { copied(self.row_ends, rows, "row ends") };
-        let batch = match output.layout {
-            Layout::Dense => Batch::Dense {
-                rows,
-                width: output.width.unwrap_or(0),
-                values,
-            },
-            Layout::Ragged => Batch::Ragged {
-                values,
-                row_ends: row_ends()?,
-            },
-            Layout::Sparse => Batch::Sparse {
-                width: output.width.unwrap_or(0),
-                indices: unsafe { copied(self.indices, self.index_count, "indices") }?,
-                values,
-                row_ends: row_ends()?,
-            },
-        };
-        batch.check(&output, rows)?;
-        let keys = digest_bytes
-            .chunks_exact(32)
-            .map(|d| DocKey(d.try_into().expect("chunks of 32")))
-            .collect();
-        Ok((keys, batch))
-    }
-}
-
-/// Stores `rows` documents' rows for the spec, made elsewhere by the core
-/// (a corpus job's output), under their content keys (`rows` BLAKE3
-/// digests of 32 bytes at `digests`, `rustfx_documents_content_keys`),
-/// replacing what was stored, in one transaction. The rows in the layout of
-/// the spec's output:
-/// - `values`: `values_len` bytes, the values in native byte order (strings:
-///   their bytes end to end, and `string_count` ends at `string_ends`);
-/// - `row_ends`: `rows` ends (ragged and sparse; null for dense);
-/// - `indices`: one column per value (sparse; else null and 0).
-///
-/// Checked whole against the spec (layout, dtype, width, ends, sorted
-/// indices) before anything is stored: `InvalidArgument` otherwise. False
-/// and a message on failure.
+/// The content keys (32 bytes each at `digests`) and the rows of an Arrow
+/// array of the export's layout (`arrow/export.rs`), one per key, checked
+/// whole against `spec`'s output.
 ///
 /// # Safety
-/// Pointers as the module doc of the crate says.
+/// `digests` holds 32 readable bytes per row; `schema` and `array` are
+/// live Arrow C Data structs that describe each other (or null).
+unsafe fn keyed_rows(
+    spec: &FeatureSpec,
+    digests: *const u8,
+    schema: *const ArrowSchema,
+    array: *const ArrowArray,
+) -> Result<(Vec<DocKey>, Batch)> {
+    // SAFETY: the caller's contract.
+    let (Some(schema), Some(array)) = (unsafe { schema.as_ref() }, unsafe { array.as_ref() })
+    else {
+        return Err(Error::invalid_argument("a null Arrow schema or array"));
+    };
+    let batch = unsafe { import::rows(schema, array, &spec.output()) }?;
+    let keys = doc_keys(unsafe { bytes(digests, 32 * batch.rows()) }?);
+    Ok((keys, batch))
+}
+
+/// Stores rows for the spec made elsewhere by the core (a corpus job's
+/// output), under their content keys (32-byte BLAKE3 digests at
+/// `digests`, one per row: `rustfx_documents_content_keys`), replacing
+/// what was stored, in one transaction. The rows are an Arrow array of the
+/// export's layout for the spec's output (`arrow/export.rs`), read (not
+/// moved: the caller still releases it) and checked whole (layout, dtype,
+/// width, offsets, sorted indices, no null row) before anything is stored:
+/// `InvalidArgument` otherwise. False and a message on failure.
+///
+/// # Safety
+/// Pointers as the module doc of the crate says; `schema` and `array` are
+/// live Arrow C Data structs.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn rustfx_cache_put_rows(
     cache: *mut Cache,
     spec: *const u8,
     spec_len: usize,
-    rows: usize,
     digests: *const u8,
-    values: *const u8,
-    values_len: usize,
-    string_ends: *const u64,
-    string_count: usize,
-    row_ends: *const u64,
-    indices: *const u64,
-    index_count: usize,
+    schema: *const ArrowSchema,
+    array: *const ArrowArray,
     message: *mut *mut c_char,
 ) -> bool {
-    let buffers = RowBuffers {
-        rows,
-        digests,
-        values,
-        values_len,
-        string_ends,
-        string_count,
-        row_ends,
-        indices,
-        index_count,
-    };
     let outcome = catch_panic("rustfx_cache_put_rows", || {
-        // SAFETY: see `cache` and `Cache::spec`; the caller passes the
-        // lengths of `RowBuffers::batch`.
+        // SAFETY: see `cache`, `Cache::spec` and `keyed_rows`.
         let cache = unsafe { self::cache(cache) }?;
         let spec = unsafe { cache.spec(spec, spec_len) }?;
-        let (keys, batch) = unsafe { buffers.batch(&spec) }?;
+        let (keys, batch) = unsafe { keyed_rows(&spec, digests, schema, array) }?;
         cache.cache.put_many(&spec, &keys, &batch)
     });
     done(outcome, message)
 }
 
-/// Writes the row digest of each of `rows` documents' rows for the spec
-/// (`rustfx_cache::row_digests`: what a corpus job writes beside a row and
-/// filling a cache checks) to `out`, 32 bytes each, end to end. The other
-/// arguments as [`rustfx_cache_put_rows`]'s, checked the same way. False
-/// and a message on failure.
+/// Writes the row digest of each row of an Arrow array of the export's
+/// layout for the spec (`rustfx_cache::row_digests`: what filling a cache
+/// checks against what the corpus job wrote) to `out`, 32 bytes each, end
+/// to end. The other arguments as [`rustfx_cache_put_rows`]'s, checked the
+/// same way. False and a message on failure.
 ///
 /// # Safety
-/// Pointers as the module doc of the crate says; `32 * rows` writable
-/// bytes at `out`.
+/// Pointers as the module doc of the crate says; `32` writable bytes per
+/// row at `out`.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn rustfx_row_digests(
     spec: *const u8,
     spec_len: usize,
-    rows: usize,
     digests: *const u8,
-    values: *const u8,
-    values_len: usize,
-    string_ends: *const u64,
-    string_count: usize,
-    row_ends: *const u64,
-    indices: *const u64,
-    index_count: usize,
+    schema: *const ArrowSchema,
+    array: *const ArrowArray,
     out: *mut u8,
     message: *mut *mut c_char,
 ) -> bool {
-    let buffers = RowBuffers {
-        rows,
-        digests,
-        values,
-        values_len,
-        string_ends,
-        string_count,
-        row_ends,
-        indices,
-        index_count,
-    };
     let outcome = catch_panic("rustfx_row_digests", || {
-        // SAFETY: the caller passes `spec_len` bytes and the lengths of
-        // `RowBuffers::batch`.
+        // SAFETY: the caller passes `spec_len` bytes; see `keyed_rows`.
         let spec = FeatureSpec::from_json(unsafe { text(spec, spec_len, "a feature spec") }?)?;
-        let (keys, batch) = unsafe { buffers.batch(&spec) }?;
-        let found = rustfx_cache::row_digests(&spec, &keys, &batch)?;
-        if out.is_null() && rows > 0 {
-            return Err(Error::invalid_argument("null row digests"));
-        }
-        for (i, digest) in found.iter().enumerate() {
-            // SAFETY: room for 32 * rows bytes at the non-null `out`.
-            unsafe { ptr::copy_nonoverlapping(digest.as_ptr(), out.add(32 * i), 32) };
-        }
-        Ok(())
+        let (keys, batch) = unsafe { keyed_rows(&spec, digests, schema, array) }?;
+        // SAFETY: room for 32 bytes per row at `out`.
+        unsafe { write_digests(&spec, &keys, &batch, out) }
     });
     done(outcome, message)
 }

@@ -10,6 +10,7 @@
 //! repeated in another language; the core checks them and says which
 //! values it allows.
 
+use crate::SpecExtractor;
 use crate::{bytes, hand_out, report};
 use rustfx::error::catch_panic;
 use rustfx::explain::{
@@ -109,7 +110,7 @@ fn explain(extractor: &Extractor, doc: &[u8], options: &ExplainOptions) -> Resul
 /// null or a readable i64.
 #[no_mangle]
 pub unsafe extern "C" fn rustfx_explain(
-    extractor: *const Extractor,
+    extractor: *const SpecExtractor,
     doc: *const u8,
     len: usize,
     max_contributions: *const i64,
@@ -120,8 +121,9 @@ pub unsafe extern "C" fn rustfx_explain(
     let outcome = catch_panic("rustfx_explain", || {
         // SAFETY: a non-null `extractor` came from `rustfx_extractor_new`;
         // the caller passes `len` readable bytes and readable caps.
-        let extractor = unsafe { extractor.as_ref() }
-            .ok_or_else(|| Error::invalid_argument("null extractor"))?;
+        let extractor = &unsafe { extractor.as_ref() }
+            .ok_or_else(|| Error::invalid_argument("null extractor"))?
+            .extractor;
         let doc = unsafe { bytes(doc, len) }?;
         let max_contributions = unsafe {
             cap(

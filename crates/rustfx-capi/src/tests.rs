@@ -1,22 +1,32 @@
 // The calls follow the module's contract: handles from their `_new`,
 // buffers with their lengths.
 use super::*;
+use rustfx::output::Batch;
+use rustfx::read::read_file;
+use rustfx::sha256::sha256_hex;
 
-fn extractor(spec: &str) -> *mut Extractor {
+fn extractor(spec: &str) -> *mut SpecExtractor {
     let mut message = ptr::null_mut();
     let e = unsafe { rustfx_extractor_new(spec.as_ptr(), spec.len(), &mut message) };
     assert!(!e.is_null());
     e
 }
 
-fn array<T: Copy>(output: *const Output, which: u32) -> Vec<T> {
-    let (mut data, mut len) = (ptr::null(), 0);
-    assert!(unsafe { rustfx_output_array(output, which, &mut data, &mut len) });
-    if len == 0 {
-        return Vec::new();
+/// `rows` exported and read back by the import (a consumer's reading of
+/// the export), as a batch of `spec`'s output; the rows are freed.
+fn exported(rows: *mut Rows, spec: &str) -> Batch {
+    assert!(!rows.is_null());
+    let (mut schema, mut array) = (ptr::null_mut(), ptr::null_mut());
+    assert!(unsafe { rustfx_rows_export(rows, &mut schema, &mut array, ptr::null_mut()) });
+    unsafe { rustfx_rows_free(rows) };
+    let output = FeatureSpec::from_json(spec).unwrap().output();
+    // SAFETY: both were just exported and describe each other.
+    let batch = unsafe { arrow::import::rows(&*schema, &*array, &output) }.unwrap();
+    unsafe {
+        arrow::rustfx_arrow_schema_free(schema);
+        arrow::rustfx_arrow_array_free(array);
     }
-    // SAFETY: the array holds `len` values of T.
-    unsafe { std::slice::from_raw_parts(data.cast::<T>(), len).to_vec() }
+    batch
 }
 
 #[test]
@@ -138,7 +148,7 @@ fn rows_and_statuses_are_the_cores() {
     // SAFETY: the message is `len` bytes at `data`.
     let message = unsafe { std::slice::from_raw_parts(data, len) };
     assert_eq!(message, expected.to_string().as_bytes());
-    assert!(unsafe { rustfx_documents_set(documents, 2, b"xyz".as_ptr(), 3) });
+    assert!(unsafe { rustfx_documents_set(documents, 2, b"xyz".as_ptr(), 3, 0, ptr::null(), 0) });
     // Wrong calls fail without touching anything.
     assert_eq!(
         unsafe { rustfx_documents_read(documents, 3, path.as_ptr(), path.len(), 5) },
@@ -148,7 +158,9 @@ fn rows_and_statuses_are_the_cores() {
         unsafe { rustfx_documents_read(documents, 0, path.as_ptr(), path.len(), -1) },
         -1
     );
-    assert!(!unsafe { rustfx_documents_set(ptr::null_mut(), 0, ptr::null(), 0) });
+    assert!(!unsafe {
+        rustfx_documents_set(ptr::null_mut(), 0, ptr::null(), 0, 0, ptr::null(), 0)
+    });
 
     let (mut sizes, mut hex) = ([0i64; 3], [0u8; 192]);
     assert!(unsafe { rustfx_documents_digest(documents, sizes.as_mut_ptr(), hex.as_mut_ptr()) });
@@ -156,44 +168,40 @@ fn rows_and_statuses_are_the_cores() {
     assert_eq!(&hex[..64], sha256_hex(b"hello").as_bytes());
     assert_eq!(&hex[128..], sha256_hex(b"xyz").as_bytes());
 
-    let docs: [&[u8]; 3] = [b"hello", b"", b"xyz"];
+    // The missing file's row is null in the export: its rows are the
+    // core's for the other two, read back through Arrow.
+    let docs: [&[u8]; 2] = [b"hello", b"xyz"];
+    let (mut schema, mut array) = (ptr::null_mut(), ptr::null_mut());
     let histogram = extractor(r#"{"extractor": "byte_histogram"}"#);
-    let output = unsafe { rustfx_extract(histogram, documents, ptr::null_mut()) };
-    let core = rustfx::spec::load(r#"{"extractor": "byte_histogram"}"#)
-        .unwrap()
-        .1;
-    let want = core
-        .extract_batch(&docs)
-        .unwrap()
-        .into_dense::<f32>()
-        .unwrap()
-        .values;
-    assert_eq!(array::<f32>(output, VALUES), want);
-    assert!(array::<i64>(output, ROW_SPLITS).is_empty());
-    unsafe { rustfx_output_free(output) };
-    unsafe { rustfx_extractor_free(histogram) };
-
-    let spec = r#"{"extractor": "hashed_ngrams", "params": {"num_buckets": 64, "ngram_widths": [1], "tokenizer": "byte"}}"#;
-    let ngrams = extractor(spec);
-    let output = unsafe { rustfx_extract(ngrams, documents, ptr::null_mut()) };
-    let core = rustfx::spec::load(spec).unwrap().1;
-    let Batch::Ragged { values, .. } = core.extract_batch(&docs).unwrap() else {
-        panic!("byte n-gram ids are ragged")
-    };
-    assert_eq!(array::<i64>(output, VALUES), values.to_i64().unwrap());
-    assert_eq!(array::<i64>(output, ROW_SPLITS), [0, 5, 5, 8]);
-    unsafe { rustfx_output_free(output) };
-    unsafe { rustfx_extractor_free(ngrams) };
-
-    let strings = extractor(
-        r#"{"extractor": "printable_strings", "params": {"min_len": 3, "encodings": ["ascii"]}}"#,
-    );
-    let output = unsafe { rustfx_extract(strings, documents, ptr::null_mut()) };
-    assert_eq!(array::<u8>(output, VALUES), b"helloxyz");
-    assert_eq!(array::<i64>(output, STRING_ENDS), [5, 8]);
-    assert_eq!(array::<i64>(output, ROW_SPLITS), [0, 1, 1, 2]);
-    unsafe { rustfx_output_free(output) };
-    unsafe { rustfx_extractor_free(strings) };
+    let rows = unsafe { rustfx_extract(histogram, documents, ptr::null_mut()) };
+    assert!(unsafe { rustfx_rows_export(rows, &mut schema, &mut array, ptr::null_mut()) });
+    // SAFETY: just exported.
+    let (s, a) = unsafe { (&*schema, &*array) };
+    assert_eq!((a.length, a.null_count), (3, 1));
+    let validity = unsafe { *(*a.buffers).cast::<u8>() };
+    assert_eq!(validity & 0b111, 0b101, "row 1 is null");
+    let format = unsafe { std::ffi::CStr::from_ptr(s.format) };
+    assert_eq!(format.to_bytes(), b"+w:256");
+    let child = unsafe { &**a.children };
+    let values = unsafe { std::slice::from_raw_parts((*child.buffers.add(1)).cast::<f32>(), 768) };
+    for (i, doc) in [(0, docs[0]), (2, docs[1])] {
+        let core = rustfx::spec::load(r#"{"extractor": "byte_histogram"}"#)
+            .unwrap()
+            .1;
+        let want = core
+            .extract_batch(&[doc])
+            .unwrap()
+            .into_dense::<f32>()
+            .unwrap()
+            .values;
+        assert_eq!(values[256 * i..256 * (i + 1)], want[..]);
+    }
+    unsafe {
+        arrow::rustfx_arrow_schema_free(schema);
+        arrow::rustfx_arrow_array_free(array);
+        rustfx_rows_free(rows);
+        rustfx_extractor_free(histogram);
+    }
     unsafe { rustfx_documents_free(documents) };
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -204,7 +212,7 @@ fn rows_and_statuses_are_the_cores() {
 type Explained = (Vec<rustfx::explain::Contribution>, bool, String);
 
 fn explain_via_abi(
-    extractor: *const Extractor,
+    extractor: *const SpecExtractor,
     doc: &[u8],
     max_contributions: Option<i64>,
     max_text_bytes: Option<i64>,
@@ -443,19 +451,16 @@ fn the_feature_cache_gives_what_extract_gives() {
         r#"{"extractor": "hashed_ngrams", "params": {"num_buckets": 64, "output": "sparse"}}"#;
     let docs = rustfx_documents_new(3);
     for (i, doc) in [&b"a b a"[..], b"", b"c d"].iter().enumerate() {
-        assert!(unsafe { rustfx_documents_set(docs, i, doc.as_ptr(), doc.len()) });
+        let set =
+            unsafe { rustfx_documents_set(docs, i, doc.as_ptr(), doc.len(), 0, ptr::null(), 0) };
+        assert!(set);
     }
     let e = extractor(spec);
-    let want = unsafe { rustfx_extract(e, docs, &mut message) };
+    let want = exported(unsafe { rustfx_extract(e, docs, &mut message) }, spec);
     for epoch in 0..2 {
         let got =
             unsafe { rustfx_cache_extract(cache, spec.as_ptr(), spec.len(), docs, &mut message) };
-        assert!(!got.is_null(), "epoch {epoch}");
-        for which in [ROW_SPLITS, INDICES] {
-            assert_eq!(array::<i64>(got, which), array::<i64>(want, which));
-        }
-        assert_eq!(array::<f32>(got, VALUES), array::<f32>(want, VALUES));
-        unsafe { rustfx_output_free(got) };
+        assert!(exported(got, spec).same_bits(&want), "epoch {epoch}");
     }
     let mut found = [false; 3];
     let got = unsafe {
@@ -469,10 +474,7 @@ fn the_feature_cache_gives_what_extract_gives() {
         )
     };
     assert_eq!(found, [true; 3]);
-    assert_eq!(
-        array::<i64>(got, ROW_SPLITS),
-        array::<i64>(want, ROW_SPLITS)
-    );
+    assert!(exported(got, spec).same_bits(&want));
     let mut stats = [0u64; CACHE_STATS];
     assert!(unsafe { rustfx_cache_stats(cache, stats.as_mut_ptr(), &mut message) });
     assert_eq!(stats[..2], [6, 3], "hits, misses");
@@ -492,8 +494,6 @@ fn the_feature_cache_gives_what_extract_gives() {
     assert!(none.is_null());
     assert!(taken(message).contains("null feature cache"));
     unsafe {
-        rustfx_output_free(got);
-        rustfx_output_free(want);
         rustfx_extractor_free(e);
         rustfx_documents_free(docs);
         rustfx_cache_free(cache);

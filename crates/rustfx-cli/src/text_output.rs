@@ -4,7 +4,7 @@
 //! print exactly the same way), `\tvalues` for `rustfx-features` (a
 //! [`Batch`]'s rows, [`text_rows`]).
 
-use rustfx::output::{row_range, Batch, Values};
+use rustfx::output::{Batch, Offsets, Values};
 use std::fmt::{Display, Write as _};
 use std::io::Write;
 
@@ -82,24 +82,25 @@ pub fn text_rows(batch: &Batch) -> Vec<Vec<String>> {
     let values = batch.values();
     let text = |j: usize| match values {
         Values::String(strings) => {
-            let s = String::from_utf8_lossy(&strings.bytes[row_range(&strings.ends, j)]);
+            let s = String::from_utf8_lossy(&strings.bytes[strings.offsets.range(j)]);
             serde_json::Value::from(s.as_ref()).to_string()
         }
         _ => values.value_text(j).unwrap_or_default(),
     };
-    let ragged = |row_ends: &[u64], cell: &dyn Fn(usize) -> String| -> Vec<Vec<String>> {
-        (0..row_ends.len())
-            .map(|i| row_range(row_ends, i).map(cell).collect())
+    let ragged = |offsets: &Offsets, cell: &dyn Fn(usize) -> String| -> Vec<Vec<String>> {
+        offsets
+            .ranges()
+            .map(|range| range.map(cell).collect())
             .collect()
     };
     match batch {
         Batch::Dense { rows, width, .. } => (0..*rows)
             .map(|i| (i * width..(i + 1) * width).map(text).collect())
             .collect(),
-        Batch::Ragged { row_ends, .. } => ragged(row_ends, &text),
+        Batch::Ragged { offsets, .. } => ragged(offsets, &text),
         Batch::Sparse {
-            indices, row_ends, ..
-        } => ragged(row_ends, &|j| format!("{}:{}", indices[j], text(j))),
+            indices, offsets, ..
+        } => ragged(offsets, &|j| format!("{}:{}", indices[j], text(j))),
     }
 }
 

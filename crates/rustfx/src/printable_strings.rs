@@ -32,6 +32,7 @@
 //! `trailing_zeros` (a UTF-16 run only ends at a position of its parity).
 //! Tests compare it with a transliteration of binutils' loop.
 
+use crate::output::Strings;
 use crate::{Error, Result};
 
 /// The largest `min_len` [`PrintableStrings::new`] accepts: 2^20 (GNU
@@ -157,23 +158,22 @@ impl PrintableStrings {
     }
 
     /// Appends each string of `doc` to `bytes` and, after each string,
-    /// pushes `bytes.len()` to `ends` (so `ends` are row splits into
-    /// `bytes`, after whatever both held before). Never fails; the memory
-    /// used is the output's.
+    /// ends it there in `strings.offsets` (after whatever both held
+    /// before). Never fails; the memory used is the output's.
     ///
     /// ```
+    /// use rustfx::output::Strings;
     /// use rustfx::printable_strings::{PrintableStrings, StringEncoding};
     /// let s = PrintableStrings::new(3, &[StringEncoding::Ascii, StringEncoding::Utf16le], None, None)
     ///     .unwrap();
-    /// let (mut bytes, mut ends) = (Vec::new(), Vec::new());
-    /// s.append_strings(b"ab\0xyz\x7fw\0i\0d\0e\0", &mut bytes, &mut ends);
-    /// assert_eq!(bytes, b"xyzwide");
-    /// assert_eq!(ends, [3, 7]);
+    /// let mut strings = Strings::default();
+    /// s.append_strings(b"ab\0xyz\x7fw\0i\0d\0e\0", &mut strings);
+    /// assert_eq!(strings.bytes, b"xyzwide");
+    /// assert_eq!(strings.offsets.as_slice(), [0, 3, 7]);
     /// ```
-    pub fn append_strings(&self, doc: &[u8], bytes: &mut Vec<u8>, ends: &mut Vec<u64>) {
+    pub fn append_strings(&self, doc: &[u8], strings: &mut Strings) {
         let mut sink = Sink {
-            bytes,
-            ends,
+            strings,
             strings_left: self.max_strings.unwrap_or(usize::MAX),
             bytes_left: self.max_bytes.unwrap_or(usize::MAX),
         };
@@ -196,24 +196,19 @@ impl PrintableStrings {
     /// assert_eq!(s.strings(b"one\0four\tfive\nsix!\nseven"), [&b"four\tfive"[..], b"six!"]);
     /// ```
     pub fn strings(&self, doc: &[u8]) -> Vec<Vec<u8>> {
-        let (mut bytes, mut ends) = (Vec::new(), Vec::new());
-        self.append_strings(doc, &mut bytes, &mut ends);
-        let mut start = 0;
-        ends.iter()
-            .map(|&end| {
-                let end = end as usize;
-                let s = bytes[start..end].to_vec();
-                start = end;
-                s
-            })
+        let mut strings = Strings::default();
+        self.append_strings(doc, &mut strings);
+        strings
+            .offsets
+            .ranges()
+            .map(|range| strings.bytes[range].to_vec())
             .collect()
     }
 }
 
 /// The output and what the bounds still allow.
 struct Sink<'a> {
-    bytes: &'a mut Vec<u8>,
-    ends: &'a mut Vec<u64>,
+    strings: &'a mut Strings,
     strings_left: usize,
     bytes_left: usize,
 }
@@ -224,12 +219,13 @@ impl Sink<'_> {
     /// reached.
     fn push(&mut self, run: &[u8], width: usize) -> bool {
         let take = (run.len() / width).min(self.bytes_left);
+        let bytes = &mut self.strings.bytes;
         if width == 1 {
-            self.bytes.extend_from_slice(&run[..take]);
+            bytes.extend_from_slice(&run[..take]);
         } else {
-            self.bytes.extend(run.iter().step_by(width).take(take));
+            bytes.extend(run.iter().step_by(width).take(take));
         }
-        self.ends.push(self.bytes.len() as u64);
+        self.strings.offsets.push(bytes.len());
         self.bytes_left -= take;
         self.strings_left -= 1;
         self.strings_left > 0 && self.bytes_left > 0
@@ -375,7 +371,7 @@ mod tests;
 
 /// The ragged string output of `printable_strings`.
 impl crate::extractor::RaggedStringsExtractor for PrintableStrings {
-    fn append_strings(&self, doc: &[u8], bytes: &mut Vec<u8>, ends: &mut Vec<u64>) {
-        PrintableStrings::append_strings(self, doc, bytes, ends);
+    fn append_strings(&self, doc: &[u8], strings: &mut Strings) {
+        PrintableStrings::append_strings(self, doc, strings);
     }
 }

@@ -215,7 +215,7 @@ proptest! {
             prop_assert_eq!(RowExtractor::row(&typed, data), as_t.clone());
             let mut ragged = Vec::new();
             let docs = [data, data];
-            RaggedExtractor::append_rows(&typed, &docs, &mut ragged, &mut Vec::new());
+            RaggedExtractor::append_rows(&typed, &docs, &mut ragged, &mut crate::output::Offsets::new());
             let mut twice = as_t[..kept].to_vec();
             twice.extend_from_slice(&as_t[..kept]);
             prop_assert_eq!(&ragged, &twice);

@@ -2,7 +2,7 @@
 //! into a [`Batch`] or straight into a host's memory.
 
 use super::{Extractor, RaggedOutput};
-use crate::output::{Batch, DType, Element, Layout, Values, ValuesMut};
+use crate::output::{Batch, DType, Element, Layout, Offsets, Values, ValuesMut};
 use crate::{Error, ErrorKind, Result};
 
 impl Extractor {
@@ -67,12 +67,12 @@ impl Extractor {
                     .ok_or_else(|| bug("dense numeric rows"))?;
                 e.write_rows(docs, tail)
             }
-            (Extractor::Ragged(e), Batch::Ragged { values, row_ends }) => {
+            (Extractor::Ragged(e), Batch::Ragged { values, offsets }) => {
                 if !append {
                     values.clear();
-                    row_ends.clear();
+                    offsets.clear();
                 }
-                e.append_rows(docs, values, row_ends)
+                e.append_rows(docs, values, offsets)
             }
             (
                 Extractor::Sparse(e),
@@ -80,7 +80,7 @@ impl Extractor {
                     width,
                     indices,
                     values,
-                    row_ends,
+                    offsets,
                 },
             ) => {
                 *width = e.width();
@@ -88,9 +88,9 @@ impl Extractor {
                 if !append {
                     indices.clear();
                     values.clear();
-                    row_ends.clear();
+                    offsets.clear();
                 }
-                e.append_sparse_rows(docs, indices, values, row_ends);
+                e.append_sparse_rows(docs, indices, values, offsets);
                 Ok(())
             }
             _ => Err(bug("a batch of the extractor's layout")),
@@ -141,13 +141,13 @@ pub fn empty_batch(layout: Layout, dtype: DType) -> Batch {
         },
         Layout::Ragged => Batch::Ragged {
             values,
-            row_ends: Vec::new(),
+            offsets: Offsets::new(),
         },
         Layout::Sparse => Batch::Sparse {
             width: 0,
             indices: Vec::new(),
             values,
-            row_ends: Vec::new(),
+            offsets: Offsets::new(),
         },
     }
 }

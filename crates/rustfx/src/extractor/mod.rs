@@ -19,7 +19,7 @@
 
 use crate::explain::Explain;
 use crate::output::{
-    wrong_dtype, DType, Element, Layout, OutputSpec, SparseRow, Values, ValuesMut,
+    wrong_dtype, DType, Element, Layout, Offsets, OutputSpec, SparseRow, Strings, Values, ValuesMut,
 };
 
 mod fill;
@@ -113,13 +113,13 @@ pub trait RaggedExtractor: Send + Sync + Explain {
     fn append_values(&self, doc: &[u8], values: &mut Vec<Self::Value>);
 
     /// Appends the values of each of `docs` to `values`, pushing
-    /// `values.len()` to `row_ends` after each document: a batch of rows in
+    /// `values.len()` to `offsets` after each document: a batch of rows in
     /// one call.
-    fn append_rows(&self, docs: &[&[u8]], values: &mut Vec<Self::Value>, row_ends: &mut Vec<u64>) {
-        row_ends.reserve(docs.len());
+    fn append_rows(&self, docs: &[&[u8]], values: &mut Vec<Self::Value>, offsets: &mut Offsets) {
+        offsets.reserve(docs.len());
         for doc in docs {
             self.append_values(doc, values);
-            row_ends.push(values.len() as u64);
+            offsets.push(values.len());
         }
     }
 
@@ -166,8 +166,8 @@ pub fn write_values_by_copy<E: RaggedExtractor + ?Sized>(
     docs: &[&[u8]],
     out: &mut [E::Value],
 ) -> Result<()> {
-    let (mut values, mut row_ends) = (Vec::new(), Vec::new());
-    extractor.append_rows(docs, &mut values, &mut row_ends);
+    let (mut values, mut offsets) = (Vec::new(), Offsets::new());
+    extractor.append_rows(docs, &mut values, &mut offsets);
     if out.len() != values.len() {
         return Err(value_count_mismatch(out.len(), values.len()));
     }
@@ -193,22 +193,22 @@ pub trait SparseRowsExtractor: Send + Sync + Explain {
     fn write_sparse_row(&self, doc: &[u8], row: &mut SparseRow);
 
     /// Appends the sparse row of each of `docs` to `indices` and `values`,
-    /// pushing `indices.len()` to `row_ends` after each document: a batch
+    /// pushing `indices.len()` to `offsets` after each document: a batch
     /// of rows in one call.
     fn append_sparse_rows(
         &self,
         docs: &[&[u8]],
         indices: &mut Vec<u64>,
         values: &mut Vec<f32>,
-        row_ends: &mut Vec<u64>,
+        offsets: &mut Offsets,
     ) {
         let mut row = SparseRow::default();
-        row_ends.reserve(docs.len());
+        offsets.reserve(docs.len());
         for doc in docs {
             self.write_sparse_row(doc, &mut row);
             indices.extend_from_slice(&row.indices);
             values.extend_from_slice(&row.values);
-            row_ends.push(indices.len() as u64);
+            offsets.push(indices.len());
         }
     }
 }
@@ -216,23 +216,16 @@ pub trait SparseRowsExtractor: Send + Sync + Explain {
 /// An extractor whose rows have any number of byte strings (the ragged
 /// string output: the printable strings of a binary).
 pub trait RaggedStringsExtractor: Send + Sync + Explain {
-    /// Appends each string of `doc` to `bytes` and, after each one, pushes
-    /// `bytes.len()` to `ends`.
-    fn append_strings(&self, doc: &[u8], bytes: &mut Vec<u8>, ends: &mut Vec<u64>);
+    /// Appends each string of `doc` to `strings`.
+    fn append_strings(&self, doc: &[u8], strings: &mut Strings);
 
     /// [`append_strings`](Self::append_strings) for each of `docs`, pushing
-    /// `ends.len()` (strings so far) to `row_ends` after each document.
-    fn append_string_rows(
-        &self,
-        docs: &[&[u8]],
-        bytes: &mut Vec<u8>,
-        ends: &mut Vec<u64>,
-        row_ends: &mut Vec<u64>,
-    ) {
-        row_ends.reserve(docs.len());
+    /// the count of strings so far to `offsets` after each document.
+    fn append_string_rows(&self, docs: &[&[u8]], strings: &mut Strings, offsets: &mut Offsets) {
+        offsets.reserve(docs.len());
         for doc in docs {
-            self.append_strings(doc, bytes, ends);
-            row_ends.push(ends.len() as u64);
+            self.append_strings(doc, strings);
+            offsets.push(strings.offsets.rows());
         }
     }
 }
@@ -366,14 +359,10 @@ pub trait RaggedOutput: Send + Sync {
     /// The values' dtype.
     fn dtype(&self) -> DType;
     /// Appends each of `docs`' values to `values` (of the dtype; an
-    /// `Internal` error otherwise), pushing the count so far to `row_ends`
+    /// `Internal` error otherwise), pushing the count so far to `offsets`
     /// after each document.
-    fn append_rows(
-        &self,
-        docs: &[&[u8]],
-        values: &mut Values,
-        row_ends: &mut Vec<u64>,
-    ) -> Result<()>;
+    fn append_rows(&self, docs: &[&[u8]], values: &mut Values, offsets: &mut Offsets)
+        -> Result<()>;
     /// [`RaggedExtractor::counts_up_front`].
     fn counts_up_front(&self) -> bool {
         false
@@ -404,11 +393,11 @@ impl<E: RaggedExtractor> RaggedOutput for E {
         &self,
         docs: &[&[u8]],
         values: &mut Values,
-        row_ends: &mut Vec<u64>,
+        offsets: &mut Offsets,
     ) -> Result<()> {
         let got = values.dtype();
         let values = E::Value::of_mut(values).ok_or_else(|| wrong_dtype(E::Value::DTYPE, got))?;
-        RaggedExtractor::append_rows(self, docs, values, row_ends);
+        RaggedExtractor::append_rows(self, docs, values, offsets);
         Ok(())
     }
     fn counts_up_front(&self) -> bool {
@@ -444,13 +433,12 @@ impl<E: RaggedStringsExtractor> RaggedOutput for StringRows<E> {
         &self,
         docs: &[&[u8]],
         values: &mut Values,
-        row_ends: &mut Vec<u64>,
+        offsets: &mut Offsets,
     ) -> Result<()> {
         let Values::String(strings) = values else {
             return Err(wrong_dtype(DType::String, values.dtype()));
         };
-        self.0
-            .append_string_rows(docs, &mut strings.bytes, &mut strings.ends, row_ends);
+        self.0.append_string_rows(docs, strings, offsets);
         Ok(())
     }
     fn write_values(&self, _docs: &[&[u8]], out: ValuesMut<'_>) -> Result<()> {

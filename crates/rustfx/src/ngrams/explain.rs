@@ -180,7 +180,7 @@ impl Explain for NgramCounter {
             finish_sparse_row(&summed, count_options, &mut row);
             Ok(Batch::Sparse {
                 width,
-                row_ends: vec![row.indices.len() as u64],
+                offsets: crate::output::Offsets::from_lengths([row.indices.len()]),
                 indices: row.indices,
                 values: row.values.into(),
             })

@@ -10,6 +10,7 @@ use super::scratch::{with_gram_scratch, with_later_ids};
 use super::sink::RowIds;
 use super::utf8::lossy_char_count;
 use crate::extractor::{value_count_mismatch, write_values_by_copy};
+use crate::output::Offsets;
 use crate::{Error, Result};
 use std::ops::ControlFlow;
 
@@ -89,13 +90,13 @@ impl NgramHasher {
     }
 
     /// [`ids`](Self::ids) of each of `docs`, appended to `ids`, with
-    /// `ids.len()` pushed to `row_ends` after each document. One stream of
+    /// `ids.len()` pushed to `offsets` after each document. One stream of
     /// buckets serves the whole batch: on short records, starting a stream
     /// (and hashing its last, partial batch) per document cost as much as
     /// the n-grams themselves.
-    pub fn id_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, row_ends: &mut Vec<u64>) {
-        row_ends.reserve(docs.len());
-        self.append_rows(docs, ids, |end| row_ends.push(end));
+    pub fn id_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, offsets: &mut Offsets) {
+        offsets.reserve(docs.len());
+        self.append_rows(docs, ids, |end| offsets.push(end));
     }
 
     /// The ids of `docs` appended to `ids`, calling `row_end(ids.len())`
@@ -105,7 +106,7 @@ impl NgramHasher {
     /// width, the groups after the first waiting in buffers until the
     /// document ends. A single width is always in order (byte and character
     /// n-grams: one id per byte), so its ids take the first way.
-    fn append_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, mut row_end: impl FnMut(u64)) {
+    fn append_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, mut row_end: impl FnMut(usize)) {
         // Room for a typical text's ids up front: growing from empty copies
         // the row a dozen times, and in TF's threads the reallocations cost
         // more than the copies (ragged word ids: +3-4% on one thread, 1.45x
@@ -135,7 +136,7 @@ impl NgramHasher {
                         }
                         buckets.sink().append_later_at(end);
                     }
-                    row_end(end as u64);
+                    row_end(end);
                 }
             });
             buckets.finish();
@@ -194,8 +195,8 @@ impl crate::extractor::RaggedExtractor for NgramHasher {
         self.ids(doc, ids);
     }
 
-    fn append_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, row_ends: &mut Vec<u64>) {
-        self.id_rows(docs, ids, row_ends);
+    fn append_rows(&self, docs: &[&[u8]], ids: &mut Vec<i64>, offsets: &mut Offsets) {
+        self.id_rows(docs, ids, offsets);
     }
 
     fn counts_up_front(&self) -> bool {

@@ -19,8 +19,10 @@
 //!
 //! [`Extractor::extract_batch`]: crate::extractor::Extractor::extract_batch
 
+mod offsets;
 mod values;
 
+pub use offsets::Offsets;
 pub(crate) use values::wrong_dtype;
 pub use values::{DType, Element, Strings, Values, ValuesMut};
 
@@ -87,9 +89,8 @@ impl<T> DenseRows<T> {
 }
 
 /// The outputs of a batch of documents, one variant per layout. Ragged and
-/// sparse rows end each document's values at `row_ends` (cumulative, one
-/// per document): document `i` has the values from `row_ends[i - 1]` (0
-/// for the first) to `row_ends[i]` ([`row_range`]).
+/// sparse rows say where each document's values are by their [`Offsets`]:
+/// document `i` has the values `offsets.range(i)`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Batch {
     /// Fixed-width rows.
@@ -105,8 +106,8 @@ pub enum Batch {
     Ragged {
         /// Every document's values, end to end.
         values: Values,
-        /// Where each document's values end in `values`.
-        row_ends: Vec<u64>,
+        /// Where each document's values are in `values`.
+        offsets: Offsets,
     },
     /// Sparse rows of a fixed dense width, indices sorted per row.
     Sparse {
@@ -116,8 +117,8 @@ pub enum Batch {
         indices: Vec<u64>,
         /// The value of each index.
         values: Values,
-        /// Where each document's indices end.
-        row_ends: Vec<u64>,
+        /// Where each document's indices (and values) are.
+        offsets: Offsets,
     },
 }
 
@@ -125,7 +126,7 @@ impl Default for Batch {
     fn default() -> Self {
         Batch::Ragged {
             values: Values::default(),
-            row_ends: Vec::new(),
+            offsets: Offsets::new(),
         }
     }
 }
@@ -143,7 +144,7 @@ impl Batch {
     /// One ragged row of `values`.
     pub fn ragged_row(values: Values) -> Batch {
         Batch::Ragged {
-            row_ends: vec![values.len() as u64],
+            offsets: Offsets::from_lengths([values.len()]),
             values,
         }
     }
@@ -171,7 +172,7 @@ impl Batch {
             return bad(format!("{} rows for {rows} documents", self.rows()));
         }
         if let Values::String(strings) = self.values() {
-            if !ends_fit(&strings.ends, strings.bytes.len()) {
+            if strings.offsets.last() != strings.bytes.len() {
                 return bad("string ends do not fit the bytes".into());
             }
         }
@@ -182,26 +183,23 @@ impl Batch {
                     return bad(format!("{count} values, width {width}"));
                 }
             }
-            Batch::Ragged { row_ends, .. } => {
-                if !ends_fit(row_ends, count) {
-                    return bad("row ends do not fit the values".into());
+            Batch::Ragged { offsets, .. } => {
+                if offsets.last() != count {
+                    return bad("row offsets do not fit the values".into());
                 }
             }
             Batch::Sparse {
                 width,
                 indices,
-                row_ends,
+                offsets,
                 ..
             } => {
-                if Some(*width) != output.width
-                    || indices.len() != count
-                    || !ends_fit(row_ends, count)
+                if Some(*width) != output.width || indices.len() != count || offsets.last() != count
                 {
-                    return bad("indices, values and row ends do not fit".into());
+                    return bad("indices, values and row offsets do not fit".into());
                 }
-                let mut start = 0;
-                for &end in row_ends {
-                    let row = &indices[start..end as usize];
+                for range in offsets.ranges() {
+                    let row = &indices[range];
                     if row.windows(2).any(|w| w[0] >= w[1])
                         || row.iter().any(|&i| i >= *width as u64)
                     {
@@ -209,7 +207,6 @@ impl Batch {
                             "sparse indices not increasing within a row, or past the width".into(),
                         );
                     }
-                    start = end as usize;
                 }
             }
         }
@@ -220,7 +217,7 @@ impl Batch {
     pub fn rows(&self) -> usize {
         match self {
             Batch::Dense { rows, .. } => *rows,
-            Batch::Ragged { row_ends, .. } | Batch::Sparse { row_ends, .. } => row_ends.len(),
+            Batch::Ragged { offsets, .. } | Batch::Sparse { offsets, .. } => offsets.rows(),
         }
     }
 
@@ -242,12 +239,12 @@ impl Batch {
         }
     }
 
-    /// Where each document's values end, for ragged and sparse rows (dense
+    /// Where each document's values are, for ragged and sparse rows (dense
     /// rows: `None`, every row has `width`).
-    pub fn row_ends(&self) -> Option<&[u64]> {
+    pub fn offsets(&self) -> Option<&Offsets> {
         match self {
             Batch::Dense { .. } => None,
-            Batch::Ragged { row_ends, .. } | Batch::Sparse { row_ends, .. } => Some(row_ends),
+            Batch::Ragged { offsets, .. } | Batch::Sparse { offsets, .. } => Some(offsets),
         }
     }
 
@@ -284,12 +281,12 @@ impl Batch {
     /// they are; an `Internal` error for sparse rows and strings.
     pub fn into_padded(self, pad: f64) -> Result<Batch> {
         match self {
-            Batch::Ragged { values, row_ends } => {
-                let (width, values) = values.padded_rows(&row_ends, pad).ok_or_else(|| {
+            Batch::Ragged { values, offsets } => {
+                let (width, values) = values.padded_rows(&offsets, pad).ok_or_else(|| {
                     Error::new(ErrorKind::Internal, "string rows cannot be padded")
                 })?;
                 Ok(Batch::Dense {
-                    rows: row_ends.len(),
+                    rows: offsets.rows(),
                     width,
                     values,
                 })
@@ -309,13 +306,13 @@ impl Batch {
     pub fn same_bits(&self, other: &Batch) -> bool {
         let shape = |b: &Batch| match b {
             Batch::Dense { rows, width, .. } => (*rows, *width, None, None),
-            Batch::Ragged { row_ends, .. } => (0, 0, Some(row_ends.clone()), None),
+            Batch::Ragged { offsets, .. } => (0, 0, Some(offsets.clone()), None),
             Batch::Sparse {
                 width,
                 indices,
-                row_ends,
+                offsets,
                 ..
-            } => (0, *width, Some(row_ends.clone()), Some(indices.clone())),
+            } => (0, *width, Some(offsets.clone()), Some(indices.clone())),
         };
         self.layout() == other.layout()
             && shape(self) == shape(other)
@@ -323,21 +320,9 @@ impl Batch {
     }
 }
 
-/// The range of document `i`'s values in a ragged or sparse batch, from its
-/// `row_ends`.
-pub fn row_range(row_ends: &[u64], i: usize) -> std::ops::Range<usize> {
-    let start = if i == 0 { 0 } else { row_ends[i - 1] as usize };
-    start..row_ends[i] as usize
-}
-
-/// Whether `ends` never go back and end at `len` (or are empty with `len` 0).
-fn ends_fit(ends: &[u64], len: usize) -> bool {
-    ends.windows(2).all(|w| w[0] <= w[1]) && ends.last().map_or(len == 0, |&e| e == len as u64)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{Batch, Values};
+    use super::{Batch, Offsets, Values};
     use crate::registry::EXTRACTORS;
     use crate::spec::FeatureSpec;
 
@@ -345,7 +330,7 @@ mod tests {
     fn ragged_rows_pad_to_the_longest() {
         let ragged = Batch::Ragged {
             values: Values::from(vec![1i16, 2, 3, 4, 5, 6]),
-            row_ends: vec![2, 2, 6],
+            offsets: Offsets::from_lengths([2, 0, 4]),
         };
         let rows = ragged
             .into_padded(0.0)
@@ -356,7 +341,7 @@ mod tests {
         assert_eq!(rows.values, [1, 2, 0, 0, 0, 0, 0, 0, 3, 4, 5, 6]);
         let empty = Batch::Ragged {
             values: Values::from(Vec::<u16>::new()),
-            row_ends: vec![0, 0],
+            offsets: Offsets::from_lengths([0, 0]),
         };
         let rows = empty.into_padded(7.0).unwrap().into_dense::<u16>().unwrap();
         assert_eq!((rows.rows, rows.width, rows.values.len()), (2, 0, 0));
@@ -374,7 +359,7 @@ mod tests {
         assert!(!row(vec![f32::NAN]).same_bits(&row(vec![f32::from_bits(0x7fc0_0001)])));
         assert!(!row(vec![1.0]).same_bits(&Batch::Ragged {
             values: Values::from(Vec::<i64>::new()),
-            row_ends: vec![0]
+            offsets: Offsets::from_lengths([0])
         }));
     }
 
@@ -466,7 +451,7 @@ mod tests {
             .is_err());
         let ragged = Batch::Ragged {
             values: Values::from(vec![1i16, 2]),
-            row_ends: vec![3],
+            offsets: Offsets::from_lengths([3]),
         };
         assert!(ragged
             .check(&output(Layout::Ragged, DType::Int16, None), 1)
@@ -475,7 +460,7 @@ mod tests {
             width: 4,
             indices,
             values: Values::from(vec![1f32, 1.0]),
-            row_ends: vec![2],
+            offsets: Offsets::from_lengths([2]),
         };
         let spec = output(Layout::Sparse, DType::Float32, Some(4));
         assert!(sparse(vec![0, 3]).check(&spec, 1).is_ok());

@@ -15,6 +15,7 @@
 //! assert_eq!((values.dtype(), values.len(), values.as_bytes().len()), (DType::Int16, 3, 6));
 //! ```
 
+use super::Offsets;
 use crate::{Error, ErrorKind, Result};
 
 /// The one list of numeric dtypes: calls `$m!` with `Variant type` pairs
@@ -70,14 +71,14 @@ impl DType {
     }
 }
 
-/// Byte strings end to end: string `i` is `bytes[ends[i - 1]..ends[i]]`
-/// (from 0 for the first).
+/// Byte strings end to end: string `i` is `bytes[offsets.range(i)]`
+/// (Arrow's `LargeBinary`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Strings {
     /// Every string's bytes, end to end.
     pub bytes: Vec<u8>,
-    /// Where each string ends in `bytes`.
-    pub ends: Vec<u64>,
+    /// Where each string is in `bytes`.
+    pub offsets: Offsets,
 }
 
 /// A numeric element type: the Rust type of one of [`numeric_dtypes!`].
@@ -174,7 +175,7 @@ macro_rules! define_values {
             pub fn len(&self) -> usize {
                 match self {
                     $(Values::$variant(v) => v.len(),)+
-                    Values::String(s) => s.ends.len(),
+                    Values::String(s) => s.offsets.rows(),
                 }
             }
 
@@ -193,7 +194,7 @@ macro_rules! define_values {
                     $(Values::$variant(v) => v.clear(),)+
                     Values::String(s) => {
                         s.bytes.clear();
-                        s.ends.clear();
+                        s.offsets.clear();
                     }
                 }
             }
@@ -224,7 +225,7 @@ macro_rules! define_values {
                     && self.len() == other.len()
                     && self.as_bytes() == other.as_bytes()
                     && match (self, other) {
-                        (Values::String(a), Values::String(b)) => a.ends == b.ends,
+                        (Values::String(a), Values::String(b)) => a.offsets == b.offsets,
                         _ => true,
                     }
             }
@@ -254,25 +255,16 @@ macro_rules! define_values {
                 }
             }
 
-            /// Ragged rows (ending at `row_ends`) as dense rows of the
-            /// longest row's length, each padded with `pad` (converted to
-            /// the dtype): `(width, values)`; `None` for strings.
-            pub fn padded_rows(&self, row_ends: &[u64], pad: f64) -> Option<(usize, Values)> {
-                let mut start = 0usize;
-                let lengths: Vec<(usize, usize)> = row_ends
-                    .iter()
-                    .map(|&end| {
-                        let row = (start, end as usize);
-                        start = end as usize;
-                        row
-                    })
-                    .collect();
-                let width = lengths.iter().map(|(a, b)| b - a).max().unwrap_or(0);
+            /// Ragged rows (at `offsets`) as dense rows of the longest
+            /// row's length, each padded with `pad` (converted to the
+            /// dtype): `(width, values)`; `None` for strings.
+            pub fn padded_rows(&self, offsets: &Offsets, pad: f64) -> Option<(usize, Values)> {
+                let width = offsets.ranges().map(|r| r.len()).max().unwrap_or(0);
                 match self {
                     $(Values::$variant(v) => {
-                        let mut out = vec![<$t>::from_f64(pad); width * lengths.len()];
-                        for (row, &(a, b)) in out.chunks_exact_mut(width.max(1)).zip(&lengths) {
-                            row[..b - a].copy_from_slice(&v[a..b]);
+                        let mut out = vec![<$t>::from_f64(pad); width * offsets.rows()];
+                        for (row, range) in out.chunks_exact_mut(width.max(1)).zip(offsets.ranges()) {
+                            row[..range.len()].copy_from_slice(&v[range]);
                         }
                         Some((width, Values::$variant(out)))
                     })+

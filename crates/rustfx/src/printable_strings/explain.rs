@@ -116,8 +116,7 @@ impl Explain for PrintableStrings {
 
 /// The row of one document: the texts, in index order.
 fn strings_row(contributions: &[Contribution]) -> Result<Batch> {
-    let mut bytes = Vec::new();
-    let mut string_ends = Vec::with_capacity(contributions.len());
+    let mut strings = Strings::default();
     for (i, c) in contributions.iter().enumerate() {
         if c.index != i as u64 {
             return Err(Error::new(
@@ -125,13 +124,10 @@ fn strings_row(contributions: &[Contribution]) -> Result<Batch> {
                 format!("string {i} has index {} (a bug in rustfx)", c.index),
             ));
         }
-        bytes.extend_from_slice(&c.text);
-        string_ends.push(bytes.len() as u64);
+        strings.bytes.extend_from_slice(&c.text);
+        strings.offsets.push(strings.bytes.len());
     }
-    Ok(Batch::ragged_row(Values::String(Strings {
-        bytes,
-        ends: string_ends,
-    })))
+    Ok(Batch::ragged_row(Values::String(strings)))
 }
 
 #[cfg(test)]

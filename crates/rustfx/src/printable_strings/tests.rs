@@ -19,11 +19,13 @@ fn strings(doc: &[u8], min_len: usize, encodings: &[StringEncoding]) -> Vec<Vec<
 fn check(doc: &[u8], s: &PrintableStrings) {
     let expected = oracle(doc, s);
     assert_eq!(s.strings(doc), expected, "{s:?} on {doc:?}");
-    let (mut bytes, mut ends) = (b"prefix".to_vec(), vec![6]);
-    s.append_strings(doc, &mut bytes, &mut ends);
-    assert_eq!(bytes[6..], expected.concat()[..]);
-    let lens: Vec<u64> = ends.windows(2).map(|w| w[1] - w[0]).collect();
-    let expected_lens: Vec<u64> = expected.iter().map(|x| x.len() as u64).collect();
+    let mut strings = crate::output::Strings::default();
+    strings.bytes.extend_from_slice(b"prefix");
+    strings.offsets.push(6);
+    s.append_strings(doc, &mut strings);
+    assert_eq!(strings.bytes[6..], expected.concat()[..]);
+    let lens: Vec<usize> = strings.offsets.ranges().skip(1).map(|r| r.len()).collect();
+    let expected_lens: Vec<usize> = expected.iter().map(Vec::len).collect();
     assert_eq!(lens, expected_lens);
 }
 

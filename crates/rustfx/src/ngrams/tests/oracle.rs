@@ -241,8 +241,9 @@ proptest::proptest! {
             hasher.append_values(doc, &mut want);
             want_ends.push(want.len() as u64);
         }
-        let (mut got, mut got_ends) = (vec![-7], Vec::new());
-        hasher.append_rows(&docs, &mut got, &mut got_ends);
+        let (mut got, mut got_offsets) = (vec![-7], crate::output::Offsets::new());
+        hasher.append_rows(&docs, &mut got, &mut got_offsets);
+        let got_ends: Vec<u64> = got_offsets.ends().iter().map(|&e| e as u64).collect();
         proptest::prop_assert_eq!((&got, &got_ends), (&want, &want_ends));
 
         // Written in place, into room sized up front where the counts are
@@ -305,8 +306,10 @@ proptest::proptest! {
             want_indices.extend_from_slice(&row.indices);
             want_ends.push(want_indices.len() as u64);
         }
-        let (mut indices, mut values, mut ends) = (Vec::new(), Vec::new(), Vec::new());
-        counter.append_sparse_rows(&docs, &mut indices, &mut values, &mut ends);
+        let (mut indices, mut values) = (Vec::new(), Vec::new());
+        let mut offsets = crate::output::Offsets::new();
+        counter.append_sparse_rows(&docs, &mut indices, &mut values, &mut offsets);
+        let ends: Vec<u64> = offsets.ends().iter().map(|&e| e as u64).collect();
         proptest::prop_assert_eq!(values.len(), indices.len());
         proptest::prop_assert_eq!((indices, ends), (want_indices, want_ends));
     }
