@@ -7,8 +7,10 @@ TensorFlow, Keras or Ray, and needs only numpy:
 
 - FeatureSpec, registry(): specs checked, completed and named by the core
   (rustfx_core.spec);
-- extract(spec, docs): features into numpy arrays, one form per output
-  kind (rustfx_core.extraction; the kinds are rustfx_core.outputs);
+- extract(spec, docs): features as a Batch of rows in the core's buffers,
+  which pyarrow, polars and duckdb read with no copy (Arrow C Data) and
+  numpy views (rustfx_core.extraction; the kinds are rustfx_core.outputs);
+  docs may be an Arrow array or stream of binary or strings, read in place;
 - read_files(paths), sha256(docs), Documents: the core's reader and hash;
 - explain(spec, contents): each document's contributions to the features,
   from the bytes that made them, as pandas DataFrames (rustfx_core.explain;
@@ -25,7 +27,8 @@ TensorFlow's InvalidArgumentError.
 
     import rustfx_core
     spec = rustfx_core.FeatureSpec("byte_histogram")
-    rows = rustfx_core.extract(spec, [b"abc", b""])   # a (2, 256) float32 array
+    rows = rustfx_core.extract(spec, [b"abc", b""])   # numpy.asarray(rows): (2, 256) float32
+    pyarrow.array(rows)                               # 2 rows, FixedSizeList<float>[256], no copy
 """
 
 from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents
@@ -33,10 +36,12 @@ from rustfx_core.cache import FeatureCache
 from rustfx_core.extraction import extract, read_files, sha256
 # The function shadows its module here, as rustfx.extract does.
 from rustfx_core.explain import explain
-from rustfx_core.outputs import (DenseRows, Ragged, RaggedRows, Rows, RowsVisitor, Sparse,
-                                 SparseRows, StringRows)
+from rustfx_core.outputs import (Batch, DenseBatch, DenseRows, Ragged, RaggedBatch, RaggedRows,
+                                 Rows, RowsVisitor, Sparse, SparseBatch, SparseRows, StringBatch,
+                                 StringRows)
 from rustfx_core.spec import FeatureSpec, registry
 
 __all__ = ["DEFAULT_MAX_BYTES", "Documents", "FeatureCache", "FeatureSpec", "registry", "extract",
            "explain", "read_files", "sha256", "Rows", "DenseRows", "RaggedRows", "StringRows",
-           "SparseRows", "RowsVisitor", "Ragged", "Sparse"]
+           "SparseRows", "RowsVisitor", "Ragged", "Sparse", "Batch", "DenseBatch", "RaggedBatch",
+           "StringBatch", "SparseBatch"]

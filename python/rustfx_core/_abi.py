@@ -2,11 +2,13 @@
 talks to `_rustfx_core*.so`.
 
 Handles stay opaque: an `Extractor` (a checked FeatureSpec's extractor),
-`Documents` (contents read by the core or given, with each read's status),
-and the output of one extraction, whose buffers `OutputBuffers` hands out
-as numpy arrays of the dtype asked for. What those buffers mean for each
-output kind is rustfx_core.outputs' business, not this module's. Needs
-only numpy; the library is found beside this file (library_path).
+`Documents` (contents read by the core, given, or read in place from an
+Arrow array or stream), and `RowsHandle`, one extraction's rows, which
+leave the core only as Arrow C Data (ArrowSchema/ArrowArray, the C Data
+Interface) over the core's own buffers: in PyCapsules for any Arrow
+consumer (`capsules`), or as structs this package reads for numpy views
+(`ExportedRows`). What the layouts mean is rustfx_core.outputs' business.
+Needs only numpy; the library is found beside this file (library_path).
 """
 
 import ctypes
@@ -19,12 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 #: The C ABI layout this module speaks (crates/rustfx-capi, ABI_VERSION).
-ABI_VERSION = 7
-
-# rustfx_output_array's `which`: the values (of the output's dtype, bytes
-# for strings), the row splits (int64), the sparse values' column indices
-# (int64), where each string ends in the bytes (int64).
-VALUES, ROW_SPLITS, INDICES, STRING_ENDS = 0, 1, 2, 3
+ABI_VERSION = 8
 # rustfx_explanation_array's `which`, each column's dtype (crates/rustfx-capi
 # src/explain.rs): the texts are bytes end to end, split at their ends.
 _EXPLAIN_COLUMNS = {"index": (0, np.uint64), "offset": (1, np.uint64),
@@ -60,15 +57,25 @@ def lib():
         ("rustfx_documents_free", None, [c.c_void_p]),
         ("rustfx_documents_read", c.c_int32,
          [c.c_void_p, c.c_size_t, c.c_char_p, c.c_size_t, c.c_int64]),
-        ("rustfx_documents_set", c.c_bool, [c.c_void_p, c.c_size_t, c.c_char_p, c.c_size_t]),
+        ("rustfx_documents_set", c.c_bool,
+         [c.c_void_p, c.c_size_t, c.c_char_p, c.c_size_t, c.c_int32, c.c_char_p, c.c_size_t]),
+        ("rustfx_documents_from_arrow", c.c_void_p, [c.c_void_p, c.c_void_p, out_bytes]),
+        ("rustfx_documents_from_arrow_stream", c.c_void_p, [c.c_void_p, out_bytes]),
+        ("rustfx_documents_len", c.c_size_t, [c.c_void_p]),
+        ("rustfx_documents_codes", c.c_bool, [c.c_void_p, c.c_void_p]),
         ("rustfx_documents_message", c.c_bool,
          [c.c_void_p, c.c_size_t, out_bytes, c.POINTER(c.c_size_t)]),
         ("rustfx_documents_digest", c.c_bool, [c.c_void_p, c.c_void_p, c.c_void_p]),
         ("rustfx_documents_content_keys", c.c_bool, [c.c_void_p, c.c_void_p]),
         ("rustfx_extract", c.c_void_p, [c.c_void_p, c.c_void_p, out_bytes]),
-        ("rustfx_output_array", c.c_bool,
-         [c.c_void_p, c.c_uint32, out_bytes, c.POINTER(c.c_size_t)]),
-        ("rustfx_output_free", None, [c.c_void_p]),
+        ("rustfx_rows_len", c.c_size_t, [c.c_void_p]),
+        ("rustfx_rows_export", c.c_bool, [c.c_void_p, out_bytes, out_bytes, out_bytes]),
+        ("rustfx_rows_digests", c.c_bool, [c.c_void_p, c.c_char_p, c.c_void_p, out_bytes]),
+        ("rustfx_rows_free", None, [c.c_void_p]),
+        ("rustfx_arrow_init", None, [c.c_void_p]),
+        ("rustfx_arrow_capsule_name", c.c_void_p, [c.c_uint32]),
+        ("rustfx_arrow_schema_free", None, [c.c_void_p]),
+        ("rustfx_arrow_array_free", None, [c.c_void_p]),
         ("rustfx_explain", c.c_void_p,
          [c.c_void_p, c.c_char_p, c.c_size_t, c.POINTER(c.c_int64), c.POINTER(c.c_int64),
           c.c_bool, out_bytes]),
@@ -91,11 +98,9 @@ def lib():
         ("rustfx_cache_put", c.c_bool,
          [c.c_void_p, c.c_char_p, c.c_size_t, c.c_void_p, out_bytes]),
         ("rustfx_cache_put_rows", c.c_bool,
-         [c.c_void_p, c.c_char_p, c.c_size_t, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t,
-          c.c_void_p, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t, out_bytes]),
+         [c.c_void_p, c.c_char_p, c.c_size_t, c.c_char_p, c.c_void_p, c.c_void_p, out_bytes]),
         ("rustfx_row_digests", c.c_bool,
-         [c.c_char_p, c.c_size_t, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t,
-          c.c_void_p, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t, c.c_void_p, out_bytes]),
+         [c.c_char_p, c.c_size_t, c.c_char_p, c.c_void_p, c.c_void_p, c.c_void_p, out_bytes]),
         ("rustfx_cache_stats", c.c_bool, [c.c_void_p, c.c_void_p, out_bytes]),
         ("rustfx_cache_flush", c.c_bool, [c.c_void_p, out_bytes]),
         ("rustfx_spec_query", c.c_bool,
@@ -109,6 +114,10 @@ def lib():
     if version != ABI_VERSION:
         raise ImportError(f"{path} has C ABI version {version}, this rustfx speaks "
                           f"{ABI_VERSION}: rebuild it (`make build`)")
+    # The capsule destructors (Rust) find their struct with CPython's own
+    # PyCapsule_GetPointer: the library links no libpython.
+    library.rustfx_arrow_init(ctypes.cast(ctypes.pythonapi.PyCapsule_GetPointer,
+                                          ctypes.c_void_p))
     return library
 
 
@@ -183,18 +192,11 @@ class Extractor:
             self._free(self._handle)
             self._handle = None
 
-    def extract(self, documents, convert):
-        """`convert(OutputBuffers)` of the output of `documents`; the
-        output is freed when it returns (OutputBuffers copies)."""
-        library = lib()
+    def extract(self, documents):
+        """The RowsHandle of `documents`' rows."""
         message = ctypes.c_void_p()
-        handle = library.rustfx_extract(self._handle, documents._handle, ctypes.byref(message))
-        if not handle:
-            raise RuntimeError(_taken_message(message))
-        try:
-            return convert(OutputBuffers(handle, len(documents)))
-        finally:
-            library.rustfx_output_free(handle)
+        handle = lib().rustfx_extract(self._handle, documents._handle, ctypes.byref(message))
+        return RowsHandle.taken(handle, message)
 
 
     def explain(self, doc, max_contributions=None, max_text_bytes=None, byte_offsets=False):
@@ -263,43 +265,78 @@ def _array(function, handle, which, dtype):
     return array
 
 
-class OutputBuffers:
-    """The buffers of one extraction's output, for `documents` documents."""
-
-    def __init__(self, handle, documents):
-        self._handle = handle
-        self.documents = documents
-
-    def array(self, which, dtype):
-        """Buffer `which` (VALUES, ROW_SPLITS, INDICES, STRING_ENDS) as a
-        new 1-D numpy array of `dtype`."""
-        return _array(lib().rustfx_output_array, self._handle, which, dtype)
-
-
 class Documents:
     """Documents for the core: each read from a file by the core (`read`) or
-    given (`set`); empty and OK until then. `codes` (int32, a tf.errors
-    code per document, 0 = OK) and `messages` (str, "" when OK) hold each
-    read's status. Built whole by `Documents.of(contents)` or
-    `Documents.from_files(paths)`."""
+    given (`set`); empty and OK until then; or read in place from Arrow
+    (`from_arrow`). `codes` (int32, a tf.errors code per document, 0 = OK)
+    and `messages` (str, "" when OK) hold each document's status; a
+    document that failed is null in the rows' Arrow form. Built whole by
+    `Documents.of(contents)`, `Documents.from_files(paths)` or
+    `Documents.from_arrow(array)`."""
 
-    def __init__(self, n):
+    def __init__(self, n, _handle=None, _keep=None):
         library = lib()
-        self._n = n
-        self._handle = library.rustfx_documents_new(n)
+        self._handle = _handle or library.rustfx_documents_new(n)
         if not self._handle:
             raise MemoryError(f"rustfx: no room for {n} documents")
+        self._n = library.rustfx_documents_len(self._handle)
         self._free = library.rustfx_documents_free
-        self.codes = np.zeros(n, np.int32)
-        self.messages = [""] * n
+        # What the core reads in place (Documents.of's buffers).
+        self._keep = _keep
+        self.codes = np.zeros(self._n, np.int32)
+        self.messages = [""] * self._n
+        if _handle is not None and self._n:
+            if not library.rustfx_documents_codes(self._handle, self.codes.ctypes.data):
+                raise RuntimeError("rustfx_documents_codes failed (a bug in rustfx)")
+            for i in np.flatnonzero(self.codes).tolist():
+                self.messages[i] = self._message(i)
 
     @classmethod
     def of(cls, contents):
-        """Documents holding `contents` (a sequence of bytes)."""
-        documents = cls(len(contents))
-        for i, data in enumerate(contents):
-            documents.set(i, data)
-        return documents
+        """Documents holding `contents` (a sequence of bytes-like objects):
+        joined once into one buffer, which the core reads in place as an
+        Arrow large_binary array (no call per document)."""
+        lengths = np.fromiter(map(len, contents), np.int64, len(contents))
+        offsets = np.zeros(len(contents) + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        data = b"".join(contents)
+        return cls._from_c_structs(*_binary_structs(data, offsets), keep=(data, offsets))
+
+    @classmethod
+    def from_arrow(cls, documents):
+        """Documents read in place from an Arrow array or stream of binary
+        or strings (binary, large_binary, utf8, large_utf8, binary_view,
+        string_view): any object with `__arrow_c_array__` or
+        `__arrow_c_stream__` (pyarrow, polars, nanoarrow, duckdb results).
+        A null is an empty document with status INVALID_ARGUMENT.
+        ValueError with the core's message for another type."""
+        library = lib()
+        message = ctypes.c_void_p()
+        if hasattr(documents, "__arrow_c_array__"):
+            schema, array = documents.__arrow_c_array__()
+            # The core moves the array out of its capsule (leaving it
+            # released) and releases it with the documents.
+            handle = library.rustfx_documents_from_arrow(
+                _capsule_pointer(schema, b"arrow_schema"),
+                _capsule_pointer(array, b"arrow_array"), ctypes.byref(message))
+        elif hasattr(documents, "__arrow_c_stream__"):
+            stream = documents.__arrow_c_stream__()
+            handle = library.rustfx_documents_from_arrow_stream(
+                _capsule_pointer(stream, b"arrow_array_stream"), ctypes.byref(message))
+        else:
+            raise TypeError(f"not an Arrow array or stream: {type(documents).__name__}")
+        if not handle:
+            raise ValueError(_taken_message(message))
+        return cls(0, _handle=handle)
+
+    @classmethod
+    def _from_c_structs(cls, schema, array, keep):
+        message = ctypes.c_void_p()
+        handle = lib().rustfx_documents_from_arrow(ctypes.byref(schema), ctypes.byref(array),
+                                                   ctypes.byref(message))
+        if not handle:
+            raise ValueError(_taken_message(message))
+        return cls(0, _handle=handle, _keep=keep)
 
     @classmethod
     def from_files(cls, paths, *, max_bytes=DEFAULT_MAX_BYTES):
@@ -320,29 +357,30 @@ class Documents:
             self._free(self._handle)
             self._handle = None
 
+    def _message(self, i):
+        data, count = ctypes.c_void_p(), ctypes.c_size_t()
+        lib().rustfx_documents_message(self._handle, i, ctypes.byref(data), ctypes.byref(count))
+        return ctypes.string_at(data.value, count.value).decode("utf-8", "replace")
+
     def read(self, i, path, max_bytes):
         """Reads document `i` from `path` (str or bytes) by read_files'
         rules: (status code, message), (0, "") when read."""
-        library = lib()
         raw = os.fsencode(path)
-        code = library.rustfx_documents_read(self._handle, i, raw, len(raw), max_bytes)
+        code = lib().rustfx_documents_read(self._handle, i, raw, len(raw), max_bytes)
         if code < 0:
             raise ValueError(f"rustfx: cannot read document {i} of {self._n} with "
                              f"max_bytes={max_bytes} (max_bytes must be in [0, 2**31 - 1])")
-        message = ""
-        if code != 0:
-            data, count = ctypes.c_void_p(), ctypes.c_size_t()
-            library.rustfx_documents_message(self._handle, i, ctypes.byref(data),
-                                             ctypes.byref(count))
-            message = ctypes.string_at(data.value, count.value).decode("utf-8", "replace")
+        message = self._message(i) if code else ""
         self.codes[i], self.messages[i] = code, message
         return code, message
 
     def set(self, i, contents, code=0, message=""):
         """Document `i`'s contents (bytes), with a status (OK by default:
         a failed read elsewhere gives b"" and its code and message)."""
-        if not lib().rustfx_documents_set(self._handle, i, contents, len(contents)):
-            raise IndexError(f"document {i} of {self._n}")
+        text = message.encode("utf-8", "backslashreplace")
+        if not lib().rustfx_documents_set(self._handle, i, contents, len(contents), code, text,
+                                          len(text)):
+            raise IndexError(f"document {i} of {self._n} (or documents read from Arrow)")
         self.codes[i], self.messages[i] = code, message
 
     def digest(self):
@@ -354,11 +392,180 @@ class Documents:
         text = hexes.raw.decode("ascii")
         return sizes, [text[64 * i:64 * (i + 1)] for i in range(self._n)]
 
-    def content_keys(self):
+    def content_keys(self, raw=False):
         """Each document's feature-cache content key (its BLAKE3, what
-        b3sum prints) as 64-digit hex strings."""
+        b3sum prints) as 64-digit hex strings; `raw`: the 32-byte keys end
+        to end, as bytes."""
         keys = ctypes.create_string_buffer(32 * self._n)
         if not lib().rustfx_documents_content_keys(self._handle, keys):
             raise RuntimeError("rustfx_documents_content_keys failed (a bug in rustfx)")
-        raw = keys.raw
-        return [raw[32 * i:32 * (i + 1)].hex() for i in range(self._n)]
+        if raw:
+            return keys.raw
+        return [keys.raw[32 * i:32 * (i + 1)].hex() for i in range(self._n)]
+
+
+# The Arrow C Data Interface's structs (arrow.apache.org/docs/format/
+# CDataInterface.html), read here for numpy views of exported rows and
+# filled here for Documents.of's buffers.
+class ArrowSchema(ctypes.Structure):
+    pass
+
+
+class ArrowArray(ctypes.Structure):
+    pass
+
+
+ArrowSchema._fields_ = [
+    ("format", ctypes.c_char_p), ("name", ctypes.c_char_p), ("metadata", ctypes.c_void_p),
+    ("flags", ctypes.c_int64), ("n_children", ctypes.c_int64),
+    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
+    ("dictionary", ctypes.c_void_p), ("release", ctypes.c_void_p),
+    ("private_data", ctypes.c_void_p)]
+ArrowArray._fields_ = [
+    ("length", ctypes.c_int64), ("null_count", ctypes.c_int64), ("offset", ctypes.c_int64),
+    ("n_buffers", ctypes.c_int64), ("n_children", ctypes.c_int64),
+    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
+    ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
+    ("dictionary", ctypes.c_void_p), ("release", ctypes.c_void_p),
+    ("private_data", ctypes.c_void_p)]
+
+def _binary_structs(data, offsets):
+    """An ArrowSchema and ArrowArray of large_binary over `data` (bytes)
+    and `offsets` (int64, N+1): the core moves the array in and calls its
+    release, which does nothing (the caller keeps both buffers)."""
+    library = lib()
+    schema = ArrowSchema(format=b"Z", name=b"", flags=2)
+    # Release callbacks that only mark the struct released: the caller
+    # keeps the buffers.
+    schema.release = ctypes.cast(library.rustfx_arrow_release_borrowed_schema, ctypes.c_void_p)
+    buffers = (ctypes.c_void_p * 3)(None, offsets.ctypes.data,
+                                    ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p))
+    array = ArrowArray(length=len(offsets) - 1, null_count=0, offset=0, n_buffers=3,
+                       n_children=0, buffers=buffers)
+    array.release = ctypes.cast(library.rustfx_arrow_release_borrowed_array, ctypes.c_void_p)
+    # The buffer pointers must outlive the call: kept on the struct.
+    array._buffers = buffers
+    return schema, array
+
+
+_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
+_PyCapsule_New.restype = ctypes.py_object
+_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+_PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+_PyCapsule_GetPointer.restype = ctypes.c_void_p
+_PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _capsule_pointer(capsule, name):
+    """The struct in a PyCapsule of `name` (ValueError from CPython if it
+    is not one)."""
+    return _PyCapsule_GetPointer(capsule, name)
+
+
+class RowsHandle:
+    """One extraction's rows in the core (crates/rustfx-capi, rows.rs),
+    freed when the last Python reference goes; every export holds its own
+    share of the buffers, so capsules and arrays outlive it."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        self._free = lib().rustfx_rows_free
+        self.length = lib().rustfx_rows_len(handle)
+
+    @classmethod
+    def taken(cls, handle, message):
+        """The handle an entry point returned, or RuntimeError with its
+        message."""
+        if not handle:
+            raise RuntimeError(_taken_message(message))
+        return cls(handle)
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            self._free(self._handle)
+            self._handle = None
+
+    def export(self):
+        """(ArrowSchema pointer, ArrowArray pointer): a new export, each to
+        be freed by rustfx_arrow_*_free or owned by a capsule."""
+        schema, array, message = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+        if not lib().rustfx_rows_export(self._handle, ctypes.byref(schema), ctypes.byref(array),
+                                        ctypes.byref(message)):
+            raise RuntimeError(_taken_message(message))
+        return schema.value, array.value
+
+    def capsules(self):
+        """(schema capsule, array capsule) of a new export, by the PyCapsule
+        interface's rules: each destructor releases its struct unless a
+        consumer moved it out, then frees it."""
+        library = lib()
+        schema, array = self.export()
+        return (_PyCapsule_New(schema, library.rustfx_arrow_capsule_name(0),
+                               ctypes.cast(library.rustfx_arrow_schema_capsule_free,
+                                           ctypes.c_void_p)),
+                _PyCapsule_New(array, library.rustfx_arrow_capsule_name(1),
+                               ctypes.cast(library.rustfx_arrow_array_capsule_free,
+                                           ctypes.c_void_p)))
+
+    def digests(self, keys):
+        """The row digest of each row (32 bytes each, end to end, as bytes)
+        under the documents' content keys (`keys`: 32 bytes each)."""
+        out = ctypes.create_string_buffer(32 * self.length)
+        message = ctypes.c_void_p()
+        if not lib().rustfx_rows_digests(self._handle, keys, out, ctypes.byref(message)):
+            raise ValueError(_taken_message(message))
+        return out.raw
+
+
+class ExportedRows:
+    """An export of a RowsHandle that Python keeps for itself, to read its
+    buffers as numpy arrays (views of the core's memory, which each view
+    keeps alive through this object). Released when the last view goes."""
+
+    def __init__(self, handle):
+        self._schema_address, self._array_address = handle.export()
+        self.schema = ArrowSchema.from_address(self._schema_address)
+        self.array = ArrowArray.from_address(self._array_address)
+        self._free_schema = lib().rustfx_arrow_schema_free
+        self._free_array = lib().rustfx_arrow_array_free
+
+    def __del__(self):
+        if getattr(self, "_array_address", None):
+            self._free_array(self._array_address)
+            self._free_schema(self._schema_address)
+            self._array_address = None
+
+    def metadata(self):
+        """The top-level schema's metadata, {str: str}."""
+        pointer = self.schema.metadata
+        if not pointer:
+            return {}
+        raw = ctypes.string_at(pointer, 4)
+        count = int.from_bytes(raw, "little" if np.little_endian else "big", signed=True)
+        at, pairs = pointer + 4, {}
+        for _ in range(count):
+            key, at = _metadata_text(at)
+            value, at = _metadata_text(at)
+            pairs[key] = value
+        return pairs
+
+    def view(self, path, buffer, dtype, count):
+        """Buffer `buffer` of the array at `path` (child indices from the
+        top) as a 1-D numpy array of `count` values of `dtype`, over the
+        core's memory."""
+        array = self.array
+        for child in path:
+            array = array.children[child].contents
+        address = array.buffers[buffer]
+        nbytes = count * np.dtype(dtype).itemsize
+        if not nbytes:
+            return np.zeros(0, dtype)
+        memory = (ctypes.c_char * nbytes).from_address(address)
+        memory.keep = self
+        return np.frombuffer(memory, dtype)
+
+
+def _metadata_text(at):
+    length = int.from_bytes(ctypes.string_at(at, 4), "little" if np.little_endian else "big",
+                            signed=True)
+    return ctypes.string_at(at + 4, length).decode("utf-8"), at + 4 + length

@@ -34,70 +34,15 @@ import os
 import numpy as np
 
 from rustfx_core import _abi
-from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents, OutputBuffers
+from rustfx_core._abi import DEFAULT_MAX_BYTES, RowsHandle
+from rustfx_core.digests import arrow_rows, row_digests
+from rustfx_core.extraction import documents as _as_documents
 from rustfx_core.spec import FeatureSpec
 
 __all__ = ["FeatureCache", "row_digests"]
 
 #: What stats() returns, in the C ABI's order (rustfx_cache_stats).
 STATS = ("hits", "misses", "corrupt", "evicted", "dropped", "errors", "entries", "bytes")
-
-
-def row_digests(spec, digests, rows):
-    """The row digest (32 bytes each, end to end) of each of `rows` for
-    `spec` under its document's content key in `digests` (put_rows'
-    arguments): BLAKE3 of the spec's digest, the key and the row as the
-    cache stores it (rustfx_cache::row_digests). A corpus job writes it
-    beside each row; fill_from_corpus refuses a shard whose rows do not
-    match theirs."""
-    spec = FeatureSpec.from_json(spec)
-    text = spec.to_json().encode()
-    args, _keep = _row_buffers(spec, digests, rows)
-    out = ctypes.create_string_buffer(max(1, args[0] * 32))
-    message = ctypes.c_void_p()
-    if not _abi.lib().rustfx_row_digests(text, len(text), *args, out, ctypes.byref(message)):
-        raise RuntimeError(_abi._taken_message(message))
-    return out.raw[:args[0] * 32]
-
-
-def _row_buffers(spec, digests, rows):
-    """The C ABI's row arguments (rows, digests, values, values_len,
-    string_ends, string_count, row_ends, indices, index_count) of `rows`
-    (spec.rows.convert's form) under `digests`, and the arrays they point
-    into (to keep alive for the call)."""
-    n = len(digests) // 32
-    if len(digests) != 32 * n:
-        raise ValueError(f"digests must be 32 bytes each, got {len(digests)} bytes")
-    keep = []
-
-    def buffer(array, dtype=None):
-        array = np.ascontiguousarray(array, dtype)
-        keep.append(array)
-        return array.ctypes.data, array.size
-
-    string_ends = row_ends = indices = (None, 0)
-    kind = spec.rows.kind
-    if kind == "dense":
-        values = rows
-    elif spec.rows.dtype == "string":
-        values = rows.data
-        string_ends = buffer(rows.string_ends, np.uint64)
-        row_ends = buffer(rows.row_splits[1:], np.uint64)
-    else:
-        values = rows.values
-        row_ends = buffer(rows.row_splits[1:], np.uint64)
-        if kind == "sparse":
-            indices = buffer(rows.indices, np.uint64)
-    if (len(rows) if kind == "dense" else row_ends[1]) != n:
-        raise ValueError(f"{n} digests for rows of another number of documents")
-    values = np.ascontiguousarray(values)
-    keep.append(values)
-    return (n, bytes(digests), values.ctypes.data, values.nbytes, string_ends[0],
-            string_ends[1], row_ends[0], indices[0], indices[1]), keep
-
-
-def _documents(docs):
-    return docs if isinstance(docs, Documents) else Documents.of(docs)
 
 
 class FeatureCache:
@@ -134,80 +79,54 @@ class FeatureCache:
         """Closes the database (also done when the object is collected)."""
         self.__del__()
 
-    def _converted(self, spec, function, documents, *args):
-        """`function(handle, spec, *args)`'s output of `documents` rows as
-        the spec's Rows.convert gives it (spec: a FeatureSpec, or its JSON
-        or dict)."""
+    def _batch(self, spec, function, *args):
+        """The Batch of `function(handle, spec, *args)`'s rows (spec: a
+        FeatureSpec, or its JSON or dict)."""
         spec = FeatureSpec.from_json(spec)
         text = spec.to_json().encode()
         message = ctypes.c_void_p()
         handle = function(self._handle, text, len(text), *args, ctypes.byref(message))
-        if not handle:
-            raise RuntimeError(_abi._taken_message(message))
-        try:
-            return spec.rows.convert(OutputBuffers(handle, documents))
-        finally:
-            _abi.lib().rustfx_output_free(handle)
-
-    def _rows(self, spec, function, documents, *args):
-        """The public rows of `function(handle, spec, *args)`."""
-        rows = FeatureSpec.from_json(spec).rows
-        return rows.public(self._converted(spec, function, documents, *args))
+        return spec.rows.batch(RowsHandle.taken(handle, message))
 
     def extract(self, spec, documents):
-        """rustfx_core.extract(spec, documents), bit for bit (documents: a
-        sequence of bytes, or Documents): each document looked up by its
+        """rustfx_core.extract(spec, documents), bit for bit (documents as
+        rustfx_core.extract takes them): each document looked up by its
         content, the misses extracted by the core and stored."""
-        docs = _documents(documents)
-        return self._rows(spec, _abi.lib().rustfx_cache_extract, len(docs), docs._handle)
+        docs = _as_documents(documents)
+        return self._batch(spec, _abi.lib().rustfx_cache_extract, docs._handle)
 
     def extract_files(self, spec, paths, *, max_bytes=DEFAULT_MAX_BYTES):
         """rustfx_core.extract(spec, rustfx_core.read_files(paths,
         max_bytes=max_bytes)), bit for bit: each file looked up by the
         cache's key (key="content": every file read and hashed; "stat":
         only the misses read). A file that cannot be read is an empty
-        document, never stored."""
-        rows = FeatureSpec.from_json(spec).rows
-        return rows.public(self.convert_files(spec, paths, max_bytes=max_bytes)[0])
+        document (null in Arrow), never stored."""
+        return self.extract_files_with_codes(spec, paths, max_bytes=max_bytes)[0]
 
-    def convert_files(self, spec, paths, *, max_bytes=DEFAULT_MAX_BYTES):
-        """extract_files' rows as the spec's Rows.convert gives them, and
-        the read status of each file (int32, a tf.errors code, 0 = read)."""
+    def extract_files_with_codes(self, spec, paths, *, max_bytes=DEFAULT_MAX_BYTES):
+        """extract_files' rows, and the read status of each file (int32, a
+        tf.errors code, 0 = read)."""
         raw = [p if isinstance(p, bytes) else os.fsencode(p) for p in paths]
         ends = np.cumsum([len(p) for p in raw], dtype=np.uint64)
         codes = np.zeros(len(raw), np.int32)
         joined = b"".join(raw)
-        rows = self._converted(spec, _abi.lib().rustfx_cache_extract_files, len(raw), joined,
-                               len(joined), ends.ctypes.data, len(raw), max_bytes,
-                               codes.ctypes.data)
+        rows = self._batch(spec, _abi.lib().rustfx_cache_extract_files, joined, len(joined),
+                           ends.ctypes.data, len(raw), max_bytes, codes.ctypes.data)
         return rows, codes
 
     def get(self, spec, document):
-        """The stored features of one document (bytes) for `spec`, in
-        rustfx_core.extract's form for one document, or None."""
-        docs = _documents([document])
+        """The stored features of one document (bytes) for `spec`, as
+        rustfx_core.extract gives them for that one document, or None."""
+        docs = _as_documents([document])
         found = (ctypes.c_bool * 1)()
-        spec = FeatureSpec.from_json(spec)
-        text = spec.to_json().encode()
-        message = ctypes.c_void_p()
-        library = _abi.lib()
-        handle = library.rustfx_cache_get(self._handle, text, len(text), docs._handle, found,
-                                          ctypes.byref(message))
-        if not handle:
-            raise RuntimeError(_abi._taken_message(message))
-        try:
-            if not found[0]:
-                return None
-            rows = spec.rows
-            return rows.public(rows.convert(OutputBuffers(handle, 1)))
-        finally:
-            library.rustfx_output_free(handle)
+        rows = self._batch(spec, _abi.lib().rustfx_cache_get, docs._handle, found)
+        return rows if found[0] else None
 
     def put(self, spec, documents):
-        """Extracts `documents` (a sequence of bytes, or Documents) with the
+        """Extracts `documents` (as rustfx_core.extract takes them) with the
         core and stores their rows, replacing what was stored, in one
         transaction."""
-        docs = _documents(documents)
+        docs = _as_documents(documents)
         spec = FeatureSpec.from_json(spec)
         text = spec.to_json().encode()
         message = ctypes.c_void_p()
@@ -218,19 +137,22 @@ class FeatureCache:
     def put_rows(self, spec, digests, rows):
         """Stores rows the core extracted elsewhere (a corpus job's) for
         `spec`, one per document: `digests`, the documents' content keys
-        (BLAKE3, 32 bytes each, end to end: Documents.content_keys), and `rows` in the
-        form spec.rows.convert gives (a 2-D array, Ragged, Strings or
-        Sparse). Checked whole against the spec before anything is stored
-        (RuntimeError with the core's message otherwise); one transaction.
-        The caller vouches for the rows: fill_from_corpus checks each
-        row's digest (row_digests) first."""
+        (BLAKE3, 32 bytes each, end to end: Documents.content_keys(raw=True)),
+        and `rows`, an Arrow array in the layout of the spec's rows (a
+        Batch, a corpus shard's column; rustfx_core.outputs). Read by the
+        core with no Python pass per row, and checked whole against the
+        spec before anything is stored (RuntimeError with the core's
+        message otherwise); one transaction. The caller vouches for the
+        rows: fill_from_corpus checks each row's digest (row_digests)
+        first."""
         spec = FeatureSpec.from_json(spec)
         text = spec.to_json().encode()
-        args, _keep = _row_buffers(spec, digests, rows)
+        schema, array, schema_at, array_at = arrow_rows(rows)
         message = ctypes.c_void_p()
-        if not _abi.lib().rustfx_cache_put_rows(self._handle, text, len(text), *args,
-                                                ctypes.byref(message)):
+        if not _abi.lib().rustfx_cache_put_rows(self._handle, text, len(text), bytes(digests),
+                                                schema_at, array_at, ctypes.byref(message)):
             raise RuntimeError(_abi._taken_message(message))
+        del schema, array
 
     def fill_from_corpus(self, output):
         """Stores every read row of a corpus job's Parquet shards (OUT of

@@ -1,4 +1,4 @@
-"""Extraction into numpy, hashing and reading files, with no TensorFlow.
+"""Extraction with no TensorFlow, hashing and reading files.
 
 The same registry, reader and SHA-256 as the TensorFlow ops (one Rust
 core): rustfx_core.extract(spec, docs) gives the values rustfx.extract(spec,
@@ -8,29 +8,38 @@ tf.constant(docs)) gives, bit for bit (tests/python/test_core_only.py).
 from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents, Extractor
 from rustfx_core.spec import FeatureSpec
 
-__all__ = ["extract", "read_files", "sha256"]
+__all__ = ["extract", "read_files", "sha256", "documents"]
 
 
-def _documents(docs):
-    return docs if isinstance(docs, Documents) else Documents.of(docs)
+def documents(docs):
+    """`docs` as the core's Documents: Documents as they are; an Arrow
+    array or stream of binary or strings (anything with
+    `__arrow_c_array__` or `__arrow_c_stream__`: pyarrow, polars,
+    nanoarrow) read in place; a sequence of bytes joined once."""
+    if isinstance(docs, Documents):
+        return docs
+    if hasattr(docs, "__arrow_c_array__") or hasattr(docs, "__arrow_c_stream__"):
+        return Documents.from_arrow(docs)
+    return Documents.of(docs)
 
 
 def extract(spec, docs):
     """The features `spec` describes (a FeatureSpec, its JSON text or dict)
-    of `docs`: a sequence of bytes, or Documents (read_files'). By the
-    spec's rows (spec.rows):
+    of `docs` (see `documents`): a Batch of the spec's rows (spec.rows),
+    one row per document, in the core's buffers (rustfx_core.outputs):
 
-    - DenseRows: a 2-D numpy array (documents, width) of the spec's dtype;
-    - RaggedRows: Ragged(values, row_splits), row i being
-      values[row_splits[i]:row_splits[i + 1]];
-    - SparseRows: Sparse(values, indices, row_splits, dense_shape), CSR
-      (scipy.sparse.csr_matrix((values, indices, row_splits), dense_shape));
-    - StringRows: a list (a row per document) of lists of bytes.
+    - pyarrow.array(rows), polars.Series(rows), pyarrow.table({"x": rows})
+      read them with no copy (Arrow C Data): FixedSizeList (dense),
+      LargeList (ragged; of LargeBinary for strings), LargeList of
+      Struct<index, value> (sparse); a document that failed is null;
+    - numpy: numpy.asarray(rows) for dense rows ((documents, width));
+      rows.values and rows.row_splits for ragged ones; rows.values,
+      rows.indices, rows.row_splits and rows.dense_shape (CSR) for sparse;
+      strings: a list of lists of bytes (rows.to_list(), iteration).
 
     ValueError with the core's message for a bad spec."""
     spec = FeatureSpec.from_json(spec)
-    rows = spec.rows
-    return rows.public(Extractor(spec.to_json()).extract(_documents(docs), rows.convert))
+    return spec.rows.batch(Extractor(spec.to_json()).extract(documents(docs)))
 
 
 def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES):
@@ -43,6 +52,6 @@ def read_files(paths, *, max_bytes=DEFAULT_MAX_BYTES):
 
 
 def sha256(docs):
-    """The SHA-256 of each document (a sequence of bytes, or Documents) as
-    64 lowercase hex digits, computed in Rust: the rustfx.sha256 op's."""
-    return _documents(docs).digest()[1]
+    """The SHA-256 of each document (see `documents`) as 64 lowercase hex
+    digits, computed in Rust: the rustfx.sha256 op's."""
+    return documents(docs).digest()[1]

@@ -1,4 +1,4 @@
-"""Output kinds: the one place in Python that tells them apart.
+"""Output kinds, and the rows of one extraction in the core's buffers.
 
 A spec's "output" ({"kind", "dtype", "shape"}, as the core completes it)
 becomes one of four Rows classes, here and nowhere else (rows_of):
@@ -8,22 +8,31 @@ becomes one of four Rows classes, here and nowhere else (rows_of):
     StringRows     kind "ragged", dtype "string": a row of byte strings
     SparseRows     kind "sparse": a row of `width` columns, few of them set
 
-Each converts the C ABI's buffers of one extraction into numpy (`convert`)
-and gives the public form of it (`public`, what rustfx_core.extract
-returns: see its doc). Code that does something per kind (the TF ops in
-rustfx.spec, Arrow columns in rustfx_core.corpus.arrow, TFRecord features
-in rustfx.corpus.tfrecord) implements a RowsVisitor and calls
-`rows.accept(visitor, ...)`: every visitor has one method per kind, all
-abstract, so a visitor that misses a kind fails when it is made, and a new
-kind is one class here plus one method per visitor (the way an exhaustive
-`match` on an enum works in Rust: tokenizers' wrapper enums). The two
-facts Keras asks for (`ragged`, `sparse`: rustfx.layers, rustfx.sensor)
-are attributes each class sets. No other module compares kind or dtype
-names.
+An extraction's rows are a Batch of the spec's kind (DenseBatch,
+RaggedBatch, StringBatch, SparseBatch): the core's own buffers, exported
+as Arrow C Data (the Arrow PyCapsule interface: `__arrow_c_schema__`,
+`__arrow_c_array__`), so pyarrow.array(rows), polars.Series(rows) and
+pyarrow.table({"x": rows}) (then duckdb) read them with no copy, one
+element per document, a document that failed being null:
+
+    dense    FixedSizeList<dtype>[width]
+    ragged   LargeList<dtype>; strings LargeList<LargeBinary>
+    sparse   LargeList<Struct<index: int64, value: dtype>>
+
+numpy views of the same buffers: numpy.asarray(dense rows) is the 2-D
+array; ragged rows' .values and .row_splits; sparse rows' .values,
+.indices, .row_splits (CSR). Code that does something per kind (the TF ops
+in rustfx.spec, TFRecord features in rustfx.corpus.tfrecord) implements a
+RowsVisitor and calls `rows.accept(visitor, ...)`: every visitor has one
+method per kind, all abstract, so a visitor that misses a kind fails when
+it is made (the way an exhaustive `match` works in Rust). The two facts
+Keras asks for (`ragged`, `sparse`) are attributes each Rows class sets.
+No other module compares kind or dtype names.
 """
 
 import abc
-from typing import NamedTuple
+import json
+import warnings
 
 import numpy as np
 
@@ -32,42 +41,8 @@ from rustfx_core import _abi
 # The core's dtype names as numpy's: np.dtype takes each name as it is
 # (float32, int64, int32, int16, uint16, uint8), so a new numeric dtype
 # needs nothing here; strings have their own Rows (StringRows).
-_NUMPY_DTYPES = {name: np.dtype(name) for name in
-                 ("float32", "int64", "int32", "int16", "uint16", "uint8")}
-
-
-class Ragged(NamedTuple):
-    """Variable-length rows: row i is values[row_splits[i]:row_splits[i + 1]]
-    (row_splits: int64, one more than the rows, from 0)."""
-    values: np.ndarray
-    row_splits: np.ndarray
-
-
-class Sparse(NamedTuple):
-    """Sparse rows in CSR form: row i has values[row_splits[i]:row_splits[i
-    + 1]] at the columns in indices[...] (int64, sorted and distinct in a
-    row); dense_shape is (rows, width). Equal to
-    scipy.sparse.csr_matrix((values, indices, row_splits), shape=dense_shape)."""
-    values: np.ndarray
-    indices: np.ndarray
-    row_splits: np.ndarray
-    dense_shape: tuple
-
-
-class Strings(NamedTuple):
-    """Rows of byte strings as buffers (StringRows.convert): the strings'
-    bytes end to end in `data` (uint8), where each ends in it in
-    `string_ends` (int64), and row i is strings row_splits[i] to
-    row_splits[i + 1] (int64). `to_list()` gives lists of bytes."""
-    data: np.ndarray
-    string_ends: np.ndarray
-    row_splits: np.ndarray
-
-    def to_list(self):
-        data, ends = self.data.tobytes(), self.string_ends.tolist()
-        strings = [data[start:end] for start, end in zip([0] + ends[:-1], ends)]
-        return [strings[a:b] for a, b in zip(self.row_splits[:-1].tolist(),
-                                             self.row_splits[1:].tolist())]
+NUMPY_DTYPES = {name: np.dtype(name) for name in
+                ("float32", "int64", "int32", "int16", "uint16", "uint8")}
 
 
 class Rows(abc.ABC):
@@ -79,22 +54,16 @@ class Rows(abc.ABC):
     #: Whether a row's length varies (a tf.RaggedTensor in TF, a Keras
     #: ragged tensor) or a row is sparse (a tf.SparseTensor).
     ragged = sparse = False
+    #: The Batch class of this kind's extracted rows.
+    batch_class = None
 
     def __init__(self, dtype, width):
         self.dtype = dtype
         self.width = width
 
-    @abc.abstractmethod
-    def convert(self, buffers):
-        """The rows of an extraction as numpy (`buffers`: _abi.OutputBuffers)."""
-
-    def public(self, result):
-        """`result` (convert's) as rustfx_core.extract returns it."""
-        return result
-
-    def empty(self):
-        """convert's result for no documents."""
-        return self.convert(_NoBuffers())
+    def batch(self, handle):
+        """The Batch of an extraction's rows (an _abi.RowsHandle)."""
+        return self.batch_class(self, handle)
 
     @abc.abstractmethod
     def accept(self, visitor, *args, **kwargs):
@@ -111,13 +80,175 @@ class Rows(abc.ABC):
         return f"{type(self).__name__}({self.dtype!r}, width={self.width})"
 
 
+class Batch:
+    """One extraction's rows (a row per document) in the core's buffers,
+    as Arrow C Data; see the module doc. `len(rows)` is the number of
+    documents; `errors` maps each failed document's index to its status
+    message (its row is null in Arrow); `spec_json` is the spec (also in
+    the Arrow schema's metadata, key "rustfx.spec")."""
+
+    def __init__(self, rows, handle):
+        self.rows = rows
+        self._handle = handle
+        self._exported = _abi.ExportedRows(handle)
+        metadata = self._exported.metadata()
+        self.spec_json = metadata.get("rustfx.spec")
+        self.errors = {i: message for i, _, message in
+                       json.loads(metadata.get("rustfx.errors", "[]"))}
+
+    def __len__(self):
+        return self._handle.length
+
+    def __arrow_c_schema__(self):
+        schema, array = self._handle.capsules()
+        del array
+        return schema
+
+    def __arrow_c_array__(self, requested_schema=None):
+        """(schema, array) PyCapsules over the core's buffers. A requested
+        schema is not honoured (the PyCapsule interface lets a producer
+        ignore it); the consumer casts if it must."""
+        return self._handle.capsules()
+
+    def _view(self, path, buffer, dtype, count):
+        return self._exported.view(path, buffer, dtype, count)
+
+    def _row_splits(self):
+        return self._view((), 1, np.int64, len(self) + 1)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} of {len(self)} documents, {self.rows!r}>"
+
+
+class _TupleFields:
+    """Iteration and indexing as the NamedTuple this batch replaces
+    (Ragged, Sparse), with a DeprecationWarning that says what to use."""
+
+    _fields = ()
+
+    def _warn(self):
+        names = ", ".join(f".{f}" for f in self._fields)
+        warnings.warn(f"{type(self).__name__} is no longer a tuple: use {names} (numpy views), "
+                      f"or pyarrow.array(rows) for one element per document",
+                      DeprecationWarning, stacklevel=3)
+
+    def __iter__(self):
+        self._warn()
+        return iter([getattr(self, f) for f in self._fields])
+
+    def __getitem__(self, i):
+        self._warn()
+        return getattr(self, self._fields[i])
+
+
+class DenseBatch(Batch):
+    """Dense rows: numpy.asarray(rows) is a (documents, width) array over
+    the core's buffer. Indexing, iteration, `shape` and `dtype` are the
+    array's; other numpy attributes reach it with a DeprecationWarning."""
+
+    def __array__(self, dtype=None, copy=None):
+        values = self._view((0,), 1, NUMPY_DTYPES[self.rows.dtype], len(self) * self.rows.width)
+        array = values.reshape(len(self), self.rows.width)
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+    @property
+    def shape(self):
+        return (len(self), self.rows.width)
+
+    @property
+    def dtype(self):
+        return NUMPY_DTYPES[self.rows.dtype]
+
+    def __getitem__(self, key):
+        return self.__array__()[key]
+
+    def __iter__(self):
+        return iter(self.__array__())
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        array = self.__array__()
+        if not hasattr(array, name):
+            raise AttributeError(name)
+        warnings.warn(f"dense rows are no longer a numpy array: use numpy.asarray(rows)"
+                      f".{name} (a view of the same buffer)", DeprecationWarning, stacklevel=2)
+        return getattr(array, name)
+
+
+class RaggedBatch(_TupleFields, Batch):
+    """Ragged rows: row i is values[row_splits[i]:row_splits[i + 1]]
+    (row_splits int64, one more than the documents, from 0)."""
+
+    _fields = ("values", "row_splits")
+
+    @property
+    def row_splits(self):
+        return self._row_splits()
+
+    @property
+    def values(self):
+        return self._view((0,), 1, NUMPY_DTYPES[self.rows.dtype], int(self.row_splits[-1]))
+
+
+class SparseBatch(_TupleFields, Batch):
+    """Sparse rows in CSR form: row i has values[row_splits[i]:row_splits[i
+    + 1]] at the columns in indices[...] (int64, sorted and distinct in a
+    row); dense_shape is (rows, width). Equal to
+    scipy.sparse.csr_matrix((values, indices, row_splits), shape=dense_shape)."""
+
+    _fields = ("values", "indices", "row_splits", "dense_shape")
+
+    @property
+    def row_splits(self):
+        return self._row_splits()
+
+    @property
+    def values(self):
+        return self._view((0, 1), 1, NUMPY_DTYPES[self.rows.dtype], int(self.row_splits[-1]))
+
+    @property
+    def indices(self):
+        return self._view((0, 0), 1, np.int64, int(self.row_splits[-1]))
+
+    @property
+    def dense_shape(self):
+        return (len(self), self.rows.width)
+
+
+class StringBatch(Batch):
+    """Rows of byte strings: a row per document, each a list of bytes
+    (iteration, indexing, to_list() and == with lists are the list's)."""
+
+    def to_list(self):
+        splits = self._row_splits()
+        count = int(splits[-1])
+        ends = self._view((0,), 1, np.int64, count + 1)
+        data = self._view((0,), 2, np.uint8, int(ends[-1])).tobytes()
+        ends = ends.tolist()
+        strings = [data[a:b] for a, b in zip(ends[:-1], ends[1:])]
+        splits = splits.tolist()
+        return [strings[a:b] for a, b in zip(splits[:-1], splits[1:])]
+
+    def __iter__(self):
+        return iter(self.to_list())
+
+    def __getitem__(self, i):
+        return self.to_list()[i]
+
+    def __eq__(self, other):
+        if isinstance(other, StringBatch):
+            other = other.to_list()
+        return self.to_list() == other
+
+    __hash__ = None
+
+
 class DenseRows(Rows):
     kind = "dense"
-
-    def convert(self, buffers):
-        """A 2-D array (documents, width) of the dtype."""
-        values = buffers.array(_abi.VALUES, _NUMPY_DTYPES[self.dtype])
-        return values.reshape(buffers.documents, self.width)
+    batch_class = DenseBatch
 
     def accept(self, visitor, *args, **kwargs):
         return visitor.dense(self, *args, **kwargs)
@@ -126,11 +257,7 @@ class DenseRows(Rows):
 class RaggedRows(Rows):
     kind = "ragged"
     ragged = True
-
-    def convert(self, buffers):
-        """Ragged(values, row_splits)."""
-        return Ragged(buffers.array(_abi.VALUES, _NUMPY_DTYPES[self.dtype]),
-                      buffers.array(_abi.ROW_SPLITS, np.int64))
+    batch_class = RaggedBatch
 
     def accept(self, visitor, *args, **kwargs):
         return visitor.ragged(self, *args, **kwargs)
@@ -139,16 +266,7 @@ class RaggedRows(Rows):
 class StringRows(Rows):
     kind = "ragged"
     ragged = True
-
-    def convert(self, buffers):
-        """Strings(data, string_ends, row_splits)."""
-        return Strings(buffers.array(_abi.VALUES, np.uint8),
-                       buffers.array(_abi.STRING_ENDS, np.int64),
-                       buffers.array(_abi.ROW_SPLITS, np.int64))
-
-    def public(self, result):
-        """A list (a row per document) of lists of bytes."""
-        return result.to_list()
+    batch_class = StringBatch
 
     def accept(self, visitor, *args, **kwargs):
         return visitor.strings(self, *args, **kwargs)
@@ -157,13 +275,7 @@ class StringRows(Rows):
 class SparseRows(Rows):
     kind = "sparse"
     sparse = True
-
-    def convert(self, buffers):
-        """Sparse(values, indices, row_splits, dense_shape)."""
-        return Sparse(buffers.array(_abi.VALUES, _NUMPY_DTYPES[self.dtype]),
-                      buffers.array(_abi.INDICES, np.int64),
-                      buffers.array(_abi.ROW_SPLITS, np.int64),
-                      (buffers.documents, self.width))
+    batch_class = SparseBatch
 
     def accept(self, visitor, *args, **kwargs):
         return visitor.sparse(self, *args, **kwargs)
@@ -204,10 +316,7 @@ class RowsVisitor(abc.ABC):
         """SparseRows."""
 
 
-class _NoBuffers:
-    """The buffers of an extraction of no documents."""
-
-    documents = 0
-
-    def array(self, which, dtype):
-        return np.zeros(1 if which == _abi.ROW_SPLITS else 0, dtype)
+#: The old names of ragged and sparse rows (NamedTuples before the Arrow
+#: form): isinstance checks keep working.
+Ragged = RaggedBatch
+Sparse = SparseBatch

@@ -22,54 +22,30 @@ digests, as they could write the cache's directory. Needs pyarrow
 
 import os
 
-import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
-from rustfx_core.cache import row_digests
 from rustfx_core.corpus.arrow import digest_column
 from rustfx_core.corpus.shards import OutputDir, load_feature_set, parquet_tables
-from rustfx_core.outputs import _NUMPY_DTYPES, Ragged, RowsVisitor, Sparse, Strings
+from rustfx_core.digests import row_digests
 
 #: Rows stored per transaction.
 CHUNK = 1024
 
 
-def _row_splits(lists):
-    return np.concatenate([[0], np.cumsum(lists.value_lengths().to_numpy(zero_copy_only=False))]
-                          ).astype(np.int64)
-
-
-def _values(array, dtype):
-    return np.asarray(array.to_numpy(zero_copy_only=False), _NUMPY_DTYPES[dtype])
-
-
-class _FromArrow(RowsVisitor):
-    """A feature's rows in Rows.convert's form, from its Arrow column(s) of
-    rows that were read (no nulls)."""
-
-    def dense(self, rows, table, column):
-        lists = table.column(column).combine_chunks()
-        return _values(lists.flatten(), rows.dtype).reshape(len(lists), rows.width)
-
-    def ragged(self, rows, table, column):
-        lists = table.column(column).combine_chunks()
-        return Ragged(_values(lists.flatten(), rows.dtype), _row_splits(lists))
-
-    def strings(self, rows, table, column):
-        lists = table.column(column).combine_chunks()
-        strings = lists.flatten().to_pylist()
-        ends = np.cumsum([len(s) for s in strings], dtype=np.int64)
-        return Strings(np.frombuffer(b"".join(strings), np.uint8), ends, _row_splits(lists))
-
-    def sparse(self, rows, table, column):
-        indices = table.column(column + "_indices").combine_chunks()
-        values = table.column(column + "_values").combine_chunks()
-        return Sparse(_values(values.flatten(), rows.dtype),
-                      np.asarray(indices.flatten().to_numpy(zero_copy_only=False), np.int64),
-                      _row_splits(indices), (len(indices), rows.width))
-
-
-_FROM_ARROW = _FromArrow()
+def _rows(part, column, spec):
+    """Feature `column`'s rows of `part` as one Arrow array in the layout
+    the core exports (rustfx_core.outputs), which the core reads with no
+    Python pass per row: the shard's column as it is, or for sparse rows
+    the two columns joined back into large_list<struct<index, value>> (no
+    copy: the struct's fields under the indices' offsets)."""
+    if not spec.rows.sparse:
+        return part.column(column).combine_chunks()
+    indices = part.column(column + "_indices").combine_chunks()
+    values = part.column(column + "_values").combine_chunks()
+    entries = pa.StructArray.from_arrays([indices.values, values.values],
+                                         names=["index", "value"])
+    return pa.LargeListArray.from_arrays(indices.offsets, entries)
 
 
 def fill(cache, output):
@@ -112,7 +88,7 @@ def _chunks(table, found):
             raise ValueError("a read row without a content_key")
         digests = b"".join(bytes.fromhex(k) for k in keys)
         for column, spec in found.features.items():
-            yield part, digests, column, spec, spec.rows.accept(_FROM_ARROW, part, column)
+            yield part, digests, column, spec, _rows(part, column, spec)
 
 
 def _check_digests(where, table, found):
@@ -121,12 +97,15 @@ def _check_digests(where, table, found):
     row's content key and the feature's spec)."""
     bad, first = 0, None
     for part, digests, column, spec, rows in _chunks(table, found):
-        expected = part.column(digest_column(column)).to_pylist()
-        actual = row_digests(spec, digests, rows)
-        for i, want in enumerate(expected):
-            if want != actual[32 * i:32 * (i + 1)]:
-                bad += 1
-                first = first or (column, part.column("path")[i].as_py())
+        expected = part.column(digest_column(column)).combine_chunks()
+        actual = pa.Array.from_buffers(pa.binary(32), len(part),
+                                       [None, pa.py_buffer(row_digests(spec, digests, rows))])
+        differ = pc.invert(pc.fill_null(pc.equal(expected, actual), False))
+        count = pc.sum(differ).as_py() or 0
+        if count:
+            bad += count
+            i = pc.index(differ, True).as_py()
+            first = first or (column, part.column("path")[i].as_py())
     if bad:
         column, path = first
         raise ValueError(

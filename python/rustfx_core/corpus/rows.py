@@ -15,7 +15,6 @@ import numpy as np
 import pyarrow as pa
 
 from rustfx_core._abi import DEFAULT_MAX_BYTES, Documents, Extractor
-from rustfx_core.cache import row_digests
 from rustfx_core.corpus.arrow import feature_columns
 from rustfx_core.corpus.features import FeatureSet
 from rustfx_core.corpus.inputs import is_uri, read_batches, read_uris
@@ -109,10 +108,10 @@ def _extract_batch(paths, plan, max_bytes, on_error):
         "status": pa.array(documents.codes, pa.int32()),
         "message": pa.array([_text(m) for m in documents.messages], pa.string()),
     }
-    mask = pa.array(failed)
-    raw_keys = b"".join(bytes.fromhex(k) for k in keys)
+    raw_keys = documents.content_keys(raw=True)
     for column, spec in plan.feature_set.features.items():
-        result = plan.extractors[column].extract(documents, spec.rows.convert)
-        digests = row_digests(spec, raw_keys, result)
-        columns.update(feature_columns(spec, column, result, digests, mask))
+        rows = spec.rows.batch(plan.extractors[column].extract(documents))
+        # In place: the digests of the core's rows, with no export.
+        digests = rows._handle.digests(raw_keys)
+        columns.update(feature_columns(spec, column, rows, digests))
     return pa.Table.from_pydict(columns, schema=plan.schema)

@@ -125,7 +125,7 @@ fn describe(rows: &Exportable) -> Result<(Field, Node)> {
                 Field {
                     format: "+s".into(),
                     name: "item",
-                    nullable: false,
+                    nullable: true,
                     metadata: None,
                     children: vec![index.0, value_field],
                 },
@@ -196,11 +196,14 @@ pub fn format_of(dtype: DType) -> &'static str {
     }
 }
 
+/// Children are nullable, as pyarrow's default fields (`pa.large_list(T)`)
+/// are, so the exported types equal the ones pyarrow spells; they hold no
+/// null.
 fn leaf(format: &str, name: &'static str) -> Field {
     Field {
         format: format.into(),
         name,
-        nullable: false,
+        nullable: true,
         metadata: None,
         children: Vec::new(),
     }

@@ -250,5 +250,30 @@ pub unsafe extern "C" fn rustfx_arrow_array_free(array: *mut ArrowArray) {
     }
 }
 
+/// A release callback for a schema whose owner keeps what it points to
+/// (Python's `Documents.of` buffers): it only marks the struct released.
+///
+/// # Safety
+/// `schema` is a live schema.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_arrow_release_borrowed_schema(schema: *mut ArrowSchema) {
+    // SAFETY: the caller's contract.
+    if let Some(schema) = unsafe { schema.as_mut() } {
+        schema.release = None;
+    }
+}
+
+/// As [`rustfx_arrow_release_borrowed_schema`], for an array.
+///
+/// # Safety
+/// `array` is a live array.
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_arrow_release_borrowed_array(array: *mut ArrowArray) {
+    // SAFETY: the caller's contract.
+    if let Some(array) = unsafe { array.as_mut() } {
+        array.release = None;
+    }
+}
+
 #[cfg(test)]
 mod tests;
