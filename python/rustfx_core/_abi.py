@@ -72,6 +72,8 @@ def lib():
         ("rustfx_rows_export", c.c_bool, [c.c_void_p, out_bytes, out_bytes, out_bytes]),
         ("rustfx_rows_digests", c.c_bool, [c.c_void_p, c.c_char_p, c.c_void_p, out_bytes]),
         ("rustfx_rows_free", None, [c.c_void_p]),
+        ("rustfx_rows_from_arrow", c.c_void_p,
+         [c.c_char_p, c.c_size_t, c.c_char_p, c.c_size_t, c.c_void_p, c.c_void_p, out_bytes]),
         ("rustfx_arrow_init", None, [c.c_void_p]),
         ("rustfx_arrow_capsule_name", c.c_void_p, [c.c_uint32]),
         ("rustfx_arrow_schema_free", None, [c.c_void_p]),
@@ -563,6 +565,66 @@ class ExportedRows:
         memory = (ctypes.c_char * nbytes).from_address(address)
         memory.keep = self
         return np.frombuffer(memory, dtype)
+
+
+# Bytes per value of each primitive Arrow format the export uses.
+_ITEM_BYTES = {b"f": 4, b"l": 8, b"i": 4, b"s": 2, b"S": 2, b"C": 1}
+
+
+def exported_tree(schema, array):
+    """The exported rows (an ArrowSchema and ArrowArray, offset 0 as the
+    export makes them) as plain data: (format, name, flags, length,
+    null_count, [buffers as bytes or None], [children]), for pickling."""
+    format, length = schema.format, array.length
+    sizes = [(length + 7) // 8]
+    if format == b"+L":
+        sizes.append(8 * (length + 1))
+    elif format == b"Z":
+        end = ctypes.c_int64.from_address(array.buffers[1] + 8 * length).value
+        sizes += [8 * (length + 1), end]
+    elif format in _ITEM_BYTES:
+        sizes.append(_ITEM_BYTES[format] * length)
+    buffers = [ctypes.string_at(array.buffers[i], size) if array.buffers[i] else None
+               for i, size in enumerate(sizes)]
+    children = [exported_tree(schema.children[i].contents, array.children[i].contents)
+                for i in range(array.n_children)]
+    return (format, schema.name, schema.flags, length, array.null_count, buffers, children)
+
+
+def _structs(tree, keep):
+    """ArrowSchema and ArrowArray over `tree` (exported_tree's), whose
+    objects go to `keep` (alive while the core reads them)."""
+    format, name, flags, length, null_count, buffers, children = tree
+    library = lib()
+    built = [_structs(child, keep) for child in children]
+    schema_children = (ctypes.POINTER(ArrowSchema) * len(built))(
+        *[ctypes.pointer(s) for s, _ in built])
+    array_children = (ctypes.POINTER(ArrowArray) * len(built))(
+        *[ctypes.pointer(a) for _, a in built])
+    raw = (ctypes.c_void_p * len(buffers))(*[
+        ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p).value if b is not None else None
+        for b in buffers])
+    schema = ArrowSchema(format=format, name=name, flags=flags, n_children=len(built),
+                         children=schema_children)
+    schema.release = ctypes.cast(library.rustfx_arrow_release_borrowed_schema, ctypes.c_void_p)
+    array = ArrowArray(length=length, null_count=null_count, offset=0, n_buffers=len(buffers),
+                       n_children=len(built), buffers=raw, children=array_children)
+    array.release = ctypes.cast(library.rustfx_arrow_release_borrowed_array, ctypes.c_void_p)
+    keep.extend([built, schema_children, array_children, raw, buffers])
+    return schema, array
+
+
+def rows_from_tree(spec_json, errors_json, tree):
+    """A RowsHandle of rows copied into the core from exported_tree's data
+    (an unpickled Batch), checked whole by the core."""
+    keep = []
+    schema, array = _structs(tree, keep)
+    spec, errors = spec_json.encode(), errors_json.encode()
+    message = ctypes.c_void_p()
+    handle = lib().rustfx_rows_from_arrow(spec, len(spec), errors, len(errors),
+                                          ctypes.byref(schema), ctypes.byref(array),
+                                          ctypes.byref(message))
+    return RowsHandle.taken(handle, message)
 
 
 def _metadata_text(at):

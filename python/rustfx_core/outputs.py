@@ -93,8 +93,15 @@ class Batch:
         self._exported = _abi.ExportedRows(handle)
         metadata = self._exported.metadata()
         self.spec_json = metadata.get("rustfx.spec")
-        self.errors = {i: message for i, _, message in
-                       json.loads(metadata.get("rustfx.errors", "[]"))}
+        self._errors_json = metadata.get("rustfx.errors", "")
+        self.errors = {i: message for i, _, message in json.loads(self._errors_json or "[]")}
+
+    def __reduce__(self):
+        """Pickled as the exported buffers; unpickled into the core again
+        (copied, checked whole), so a Batch crosses processes (Ray,
+        multiprocessing) as a Batch."""
+        tree = _abi.exported_tree(self._exported.schema, self._exported.array)
+        return _unpickle_batch, (self.rows, self.spec_json, self._errors_json, tree)
 
     def __len__(self):
         return self._handle.length
@@ -314,6 +321,10 @@ class RowsVisitor(abc.ABC):
     @abc.abstractmethod
     def sparse(self, rows, *args, **kwargs):
         """SparseRows."""
+
+
+def _unpickle_batch(rows, spec_json, errors_json, tree):
+    return rows.batch(_abi.rows_from_tree(spec_json, errors_json, tree))
 
 
 #: The old names of ragged and sparse rows (NamedTuples before the Arrow

@@ -4,8 +4,8 @@
 //! beside them ([`rustfx_rows_digests`]).
 
 use crate::arrow::export::{export, Exportable};
-use crate::arrow::{ArrowArray, ArrowSchema};
-use crate::{bytes, report};
+use crate::arrow::{import, ArrowArray, ArrowSchema};
+use crate::{bytes, report, text};
 use rustfx::error::catch_panic;
 use rustfx::output::Batch;
 use rustfx::spec::FeatureSpec;
@@ -53,6 +53,50 @@ impl Rows {
     pub fn batch(&self) -> &Batch {
         &self.rows.batch
     }
+}
+
+/// Rows of the spec (`spec_len` bytes of JSON) copied from an Arrow array
+/// in the export's layout (what a pickled batch holds), checked whole; its
+/// null rows are failed documents with `message`... from the `errors`
+/// JSON (`errors_len` bytes, `[[index, code, message], ...]`, as the
+/// export's metadata gives them). Null and a message if refused.
+///
+/// # Safety
+/// `spec` and `errors` hold their lengths' bytes; `schema` and `array`
+/// are live Arrow C Data structs (only read).
+#[no_mangle]
+pub unsafe extern "C" fn rustfx_rows_from_arrow(
+    spec: *const u8,
+    spec_len: usize,
+    errors: *const u8,
+    errors_len: usize,
+    schema: *const ArrowSchema,
+    array: *const ArrowArray,
+    message: *mut *mut c_char,
+) -> *mut Rows {
+    let outcome = catch_panic("rustfx_rows_from_arrow", || {
+        // SAFETY: the caller's contract.
+        let spec = FeatureSpec::from_json(unsafe { text(spec, spec_len, "a feature spec") }?)?;
+        let errors = unsafe { text(errors, errors_len, "errors") }?;
+        let (Some(schema), Some(array)) = (unsafe { schema.as_ref() }, unsafe { array.as_ref() })
+        else {
+            return Err(Error::invalid_argument("a null Arrow schema or array"));
+        };
+        let (batch, nulls) = unsafe { import::rows_and_nulls(schema, array, &spec.output()) }?;
+        let listed: Vec<(usize, i32, String)> = if errors.is_empty() {
+            Vec::new()
+        } else {
+            serde_json::from_str(errors)
+                .map_err(|e| Error::invalid_argument(format!("errors: {e}")))?
+        };
+        if listed.iter().map(|f| f.0).ne(nulls.iter().copied()) {
+            return Err(Error::invalid_argument(
+                "the null rows are not the failed documents listed",
+            ));
+        }
+        Ok(Rows::new(spec, batch, &listed))
+    });
+    hand_rows(outcome, message)
 }
 
 /// Boxes `rows`, or gives null and the message.

@@ -274,6 +274,26 @@ pub unsafe fn stream_documents(
 /// # Safety
 /// `schema` and `array` are live and describe each other.
 pub unsafe fn rows(schema: &ArrowSchema, array: &ArrowArray, output: &OutputSpec) -> Result<Batch> {
+    // SAFETY: the caller's contract.
+    let (batch, nulls) = unsafe { rows_and_nulls(schema, array, output) }?;
+    if let Some(&i) = nulls.first() {
+        return Err(Error::invalid_argument(format!(
+            "row {i} is null: a failed document has no row to store"
+        )));
+    }
+    Ok(batch)
+}
+
+/// As [`rows`], null rows allowed (their values are kept, as the export
+/// gives them): the batch and the indices of the null rows.
+///
+/// # Safety
+/// As [`rows`].
+pub unsafe fn rows_and_nulls(
+    schema: &ArrowSchema,
+    array: &ArrowArray,
+    output: &OutputSpec,
+) -> Result<(Batch, Vec<usize>)> {
     // SAFETY: the caller's contract, for every read below.
     let format = unsafe { self::format(schema) }?;
     let width = output.width.unwrap_or(0);
@@ -290,12 +310,10 @@ pub unsafe fn rows(schema: &ArrowSchema, array: &ArrowArray, output: &OutputSpec
     let buffers = if output.layout == Layout::Dense { 1 } else { 2 };
     let (rows, offset) = shape(array, buffers, false, 1)?;
     let validity = unsafe { buffer(array, 0) };
-    if let Some(i) = (offset..offset + rows).find(|&i| !unsafe { valid(validity, i) }) {
-        return Err(Error::invalid_argument(format!(
-            "row {} is null: a failed document has no row to store",
-            i - offset
-        )));
-    }
+    let nulls: Vec<usize> = (offset..offset + rows)
+        .filter(|&i| !unsafe { valid(validity, i) })
+        .map(|i| i - offset)
+        .collect();
     // SAFETY: one child, checked above.
     let (child_schema, child) = unsafe { (&**schema.children, &**array.children) };
     let batch = match output.layout {
@@ -340,7 +358,7 @@ pub unsafe fn rows(schema: &ArrowSchema, array: &ArrowArray, output: &OutputSpec
         }
     };
     batch.check(output, rows)?;
-    Ok(batch)
+    Ok((batch, nulls))
 }
 
 /// `count` values of `dtype` from element `start` of a list's child.
