@@ -37,12 +37,14 @@ def row_digests(spec, digests, rows):
     digests = bytes(digests)
     if isinstance(rows, Batch) and rows.spec_json == spec.to_json():
         if len(digests) != 32 * len(rows):
-            raise ValueError(f"{len(digests) // 32} digests for {len(rows)} rows")
+            raise ValueError(f"digests must be 32 bytes per row: {len(digests)} bytes for "
+                             f"{len(rows)} rows")
         return rows._handle.digests(digests)
     schema, array, schema_at, array_at = arrow_rows(rows)
     length = _abi.ArrowArray.from_address(array_at).length
     if len(digests) != 32 * length:
-        raise ValueError(f"{len(digests) // 32} digests for {length} rows")
+        raise ValueError(f"digests must be 32 bytes per row: {len(digests)} bytes for "
+                         f"{length} rows")
     text = spec.to_json().encode()
     out = ctypes.create_string_buffer(max(1, 32 * length))
     message = ctypes.c_void_p()

@@ -67,3 +67,19 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "ray_cluster: starts a two-node Ray cluster on this machine "
         "(tests/python/test_corpus.py); deselect with -m 'not ray_cluster'")
+
+
+def same_rows(a, b):
+    """Bit for bit (NaN payloads count): rustfx_core Batches by their
+    exported Arrow buffers (layout, dtype, nulls, every byte), arrays by
+    their bytes, anything else by ==."""
+    import numpy as np
+    from rustfx_core import Batch, _abi
+    if isinstance(a, Batch):
+        return isinstance(b, Batch) and (
+            _abi.exported_tree(a._exported.schema, a._exported.array)
+            == _abi.exported_tree(b._exported.schema, b._exported.array))
+    if isinstance(a, np.ndarray):
+        return (isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
+                and a.tobytes() == b.tobytes())
+    return a == b

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import same_rows
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[data]==2.60.*')")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed")
@@ -302,18 +303,17 @@ def test_a_feature_cache_filled_from_the_shards_serves_training(corpus_list, loc
         rustfx_core.FeatureCache(tmp_path / "cache-old").fill_from_corpus(str(old))
     # Rows that do not fit their spec are refused whole, nothing stored.
     spec = columns["byte_histogram"]
+    def dense(width):
+        return pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(width, np.float32)), width)
     with pytest.raises(RuntimeError, match="rows of"):
-        cache.put_rows(spec, b"\0" * 32, np.zeros((1, 255), np.float32))
+        cache.put_rows(spec, b"\0" * 32, dense(255))
     with pytest.raises(ValueError, match="digests"):
-        cache.put_rows(spec, b"\0" * 33, np.zeros((1, 256), np.float32))
+        cache.put_rows(spec, b"\0" * 33, dense(256))
+    with pytest.raises(TypeError, match="Arrow array"):
+        cache.put_rows(spec, b"\0" * 32, np.zeros((1, 256), np.float32))
 
 
-def _same_rows(a, b):
-    if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-    if isinstance(a, tuple) and hasattr(a, "_fields"):
-        return all(_same_rows(x, y) for x, y in zip(a, b))
-    return a == b
+_same_rows = same_rows
 
 
 def _plain_parquet_row(row, feature_set):

@@ -20,9 +20,7 @@ import tensorflow as tf  # noqa: E402
 import rustfx  # noqa: E402
 import rustfx_core  # noqa: E402
 from rustfx import corpus  # noqa: E402
-from rustfx_core.cache import row_digests  # noqa: E402
-from rustfx_core.corpus.arrow import feature_columns  # noqa: E402
-from rustfx_core.outputs import Ragged  # noqa: E402
+from rustfx_core.digests import row_digests  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -140,11 +138,15 @@ def test_a_row_digest_binds_the_spec_the_key_and_every_value():
     documents = rustfx_core.Documents.of(docs)
     keys = b"".join(bytes.fromhex(k) for k in documents.content_keys())
     values = np.array([5, 6, 7, 8, 9, 10], np.int64)
+
+    def Ragged(values, row_splits):  # noqa: N802 (rows in the core's Arrow layout)
+        return pa.LargeListArray.from_arrays(pa.array(row_splits), pa.array(values))
+
     ragged = Ragged(values, np.array([0, 4, 4, 6], np.int64))
     base = row_digests(spec, keys, ragged)
     assert len(base) == 96 and len({base[i:i + 32] for i in (0, 32, 64)}) == 3
     assert row_digests(spec, keys, ragged) == base  # deterministic
-    other_value = Ragged(np.array([5, 6, 7, 8, 9, 11], np.int64), ragged.row_splits)
+    other_value = Ragged(np.array([5, 6, 7, 8, 9, 11], np.int64), [0, 4, 4, 6])
     assert _changed(base, row_digests(spec, keys, other_value)) == [2]
     moved = Ragged(values, np.array([0, 3, 4, 6], np.int64))  # a value moved across rows
     assert _changed(base, row_digests(spec, keys, moved)) == [0, 1]
@@ -162,8 +164,9 @@ def _changed(a, b):
 
 def test_ragged_offsets_past_2_31_values_do_not_wrap(tmp_path):
     # 2^31 + 10 uint8 values in a sparse file (no memory, no disk until
-    # read), through the real conversion of a ragged column: a row of
-    # 2^31 + 5 values, then one of the last 5.
+    # read), as a ragged column in the core's Arrow layout (large_list):
+    # a row of 2^31 - 5 values, then one of the last 5; the core reads
+    # the second row past offset 2^31 (a slice: no 2 GB copy).
     total = 2**31 + 10
     path = tmp_path / "values"
     with open(path, "wb") as f:
@@ -173,8 +176,8 @@ def test_ragged_offsets_past_2_31_values_do_not_wrap(tmp_path):
     spec = rustfx_core.FeatureSpec.from_json({
         "extractor": "byte_sequence",
         "params": {"max_len": 16, "dtype": "uint8", "output": "ragged"}})
-    result = Ragged(values, np.array([0, total - 5, total], np.int64))
-    column = feature_columns(spec, "bytes", result, b"\0" * 64)["bytes"]
+    column = pa.LargeListArray.from_arrays(pa.array([0, total - 5, total], pa.int64()),
+                                           pa.array(values))
     assert pa.types.is_large_list(column.type)
     assert column.value_lengths().to_pylist() == [total - 5, 5]
     assert column.offsets.to_pylist() == [0, total - 5, total]
@@ -182,3 +185,8 @@ def test_ragged_offsets_past_2_31_values_do_not_wrap(tmp_path):
     # The column type is the shard schema's.
     schema = corpus.FeatureSet.load({"features": {"bytes": spec.to_dict()}}).arrow_schema()
     assert schema.field("bytes").type == column.type
+    # The core reads the row past 2^31 as the same row on its own.
+    key = b"\7" * 32
+    alone = pa.LargeListArray.from_arrays(pa.array([0, 5], pa.int64()),
+                                          pa.array(np.arange(1, 6, dtype=np.uint8)))
+    assert row_digests(spec, key, column.slice(1, 1)) == row_digests(spec, key, alone)

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import same_rows
 
 import rustfx_core
 from rustfx_core import FeatureCache, FeatureSpec
@@ -33,15 +34,7 @@ def example_specs():
             for params in entry["examples"]]
 
 
-def same(a, b):
-    """Bit for bit: arrays by their bytes, named tuples field by field,
-    lists of bytes as they are."""
-    if isinstance(a, np.ndarray):
-        return (isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
-                and a.tobytes() == b.tobytes())
-    if isinstance(a, tuple) and hasattr(a, "_fields"):
-        return type(a) is type(b) and all(same(x, y) for x, y in zip(a, b))
-    return a == b
+same = same_rows
 
 
 def test_extract_equals_the_core_on_every_registry_example(tmp_path):
