@@ -94,9 +94,10 @@ EXAMPLES = [(name, i, params) for name, entry in rustfx.registry().items()
 @pytest.mark.parametrize("name,i,params", EXAMPLES,
                          ids=[f"{name}-{i}" for name, i, _ in EXAMPLES])
 def test_numpy_is_the_ops_output_bit_for_bit(core_only, name, i, params):
-    """rustfx_core.extract's form of each kind (see its doc) holds the op's
-    values: a dense array, Ragged(values, row_splits), Sparse in CSR, lists
-    of bytes."""
+    """rustfx_core.extract's rows of each kind (see its doc), pickled by
+    the process that made them, hold the op's values in their numpy views:
+    a dense array, ragged values and row splits, sparse CSR, lists of
+    bytes."""
     spec_json, names, got = core_only[2]["examples"][f"{name}-{i}"]
     spec = rustfx.FeatureSpec(name, **params)
     assert spec_json == spec.to_json()
@@ -118,7 +119,7 @@ def test_numpy_is_the_ops_output_bit_for_bit(core_only, name, i, params):
         assert got.values.tobytes() == want.values.numpy().tobytes()
     else:
         assert got.dtype == want.dtype.as_numpy_dtype and got.shape == tuple(want.shape)
-        assert got.tobytes() == want.numpy().tobytes()  # bit for bit, NaN included
+        assert np.asarray(got).tobytes() == want.numpy().tobytes()  # bit for bit, NaN included
 
 
 def test_reading_hashing_and_corpus_rows(core_only):

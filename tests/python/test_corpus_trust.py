@@ -77,7 +77,7 @@ def test_a_job_s_shards_fill_and_every_row_matches_its_digest(shards, tmp_path):
                                rustfx_core.read_files(files))
     got, stats = _served(tmp_path / "cache", files, FEATURES["features"]["byte_histogram"])
     assert stats["hits"] == len(files) and stats["misses"] == 0
-    assert got.tobytes() == want.tobytes()
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
 
 
 def test_a_changed_feature_value_refuses_the_shard(shards, tmp_path):
@@ -99,7 +99,7 @@ def test_a_changed_feature_value_refuses_the_shard(shards, tmp_path):
     want = rustfx_core.extract(FEATURES["features"]["byte_histogram"],
                                rustfx_core.read_files(files))
     got, stats = _served(tmp_path / "cache", files, FEATURES["features"]["byte_histogram"])
-    assert got.tobytes() == want.tobytes() and stats["hits"] == 0
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes() and stats["hits"] == 0
 
 
 def test_content_keys_swapped_between_rows_refuse_the_shard(shards, tmp_path):

@@ -107,11 +107,11 @@ def test_lightgbm_shap_maps_to_byte_spans():
     rng = np.random.default_rng(0)
     spec = rustfx_core.FeatureSpec("byte_histogram")
     docs = [bytes(rng.integers(0, 256, rng.integers(50, 400)).astype(np.uint8)) for _ in range(120)]
-    x = rustfx_core.extract(spec, docs)
+    x = np.asarray(rustfx_core.extract(spec, docs))
     y = (x[:, WEIGHTED] > np.median(x[:, WEIGHTED])).astype(int)
     booster = lightgbm.train({"objective": "binary", "num_leaves": 4, "verbose": -1,
                               "min_data_in_leaf": 5}, lightgbm.Dataset(x, y), 10)
-    row = rustfx_core.extract(spec, [DOC])
+    row = np.asarray(rustfx_core.extract(spec, [DOC]))
     shap = booster.predict(row, pred_contrib=True)[0]
     raw = booster.predict(row, raw_score=True)[0]
     # LightGBM's own property: per-feature contributions plus the expected
