@@ -39,6 +39,10 @@ pub const CACHE_STATS: usize = rustfx_cache::Stats::NAMES.len();
 
 impl Cache {
     /// The spec of `len` bytes of JSON at `data`, parsed once per handle.
+    ///
+    /// # Safety
+    /// As [`bytes`]: `len` readable bytes at `data` (null allowed when
+    /// `len` is 0).
     unsafe fn spec(&mut self, data: *const u8, len: usize) -> Result<FeatureSpec> {
         // SAFETY: the caller passes `len` readable bytes.
         let text = unsafe { text(data, len, "a feature spec") }?;
@@ -52,6 +56,10 @@ impl Cache {
 }
 
 /// `cache` as a mutable reference.
+///
+/// # Safety
+/// `cache` is null or came from [`rustfx_cache_open`], is not freed, and
+/// no other reference to it is in use for `'a`.
 unsafe fn cache<'a>(cache: *mut Cache) -> Result<&'a mut Cache> {
     // SAFETY: a non-null `cache` came from `rustfx_cache_open` and the
     // caller does not use it from two threads at once.
@@ -87,8 +95,9 @@ pub unsafe extern "C" fn rustfx_cache_open(
 ) -> *mut Cache {
     let opened = catch_panic("rustfx_cache_open", || {
         use std::os::unix::ffi::OsStrExt;
-        // SAFETY: the caller passes `directory_len` and `key_len` readable bytes.
+        // SAFETY: the caller passes `directory_len` readable bytes at `directory`.
         let directory = unsafe { bytes(directory, directory_len) }?;
+        // SAFETY: the caller passes `key_len` readable bytes at `key`.
         let key = CacheKey::from_name(unsafe { text(key, key_len, "a cache key") }?)?;
         let dir = std::path::Path::new(std::ffi::OsStr::from_bytes(directory));
         // SAFETY: a non-null `max_bytes` points to a readable u64.
@@ -137,9 +146,12 @@ pub unsafe extern "C" fn rustfx_cache_extract(
     message: *mut *mut c_char,
 ) -> *mut Rows {
     let outcome = catch_panic("rustfx_cache_extract", || {
-        // SAFETY: see `cache`, `documents` and `Cache::spec`.
+        // SAFETY: a non-null `cache` came from `rustfx_cache_open` and is
+        // used from one thread at a time (the caller's contract).
         let cache = unsafe { self::cache(cache) }?;
+        // SAFETY: a non-null `docs` came from a `rustfx_documents_*` constructor.
         let docs = unsafe { documents(docs) }?;
+        // SAFETY: the caller passes `spec_len` readable bytes at `spec`.
         let spec = unsafe { cache.spec(spec, spec_len) }?;
         let batch = cache.cache.extract(&spec, &docs.slices())?;
         Ok(Rows::new(spec, batch, &docs.failures()))
@@ -170,10 +182,12 @@ pub unsafe extern "C" fn rustfx_cache_extract_files(
     message: *mut *mut c_char,
 ) -> *mut Rows {
     let outcome = catch_panic("rustfx_cache_extract_files", || {
-        // SAFETY: see `cache` and `Cache::spec`; the caller passes
-        // `paths_len` bytes at `paths` and `n` ends at `path_ends`.
+        // SAFETY: a non-null `cache` came from `rustfx_cache_open` and is
+        // used from one thread at a time (the caller's contract).
         let cache = unsafe { self::cache(cache) }?;
+        // SAFETY: the caller passes `spec_len` readable bytes at `spec`.
         let spec = unsafe { cache.spec(spec, spec_len) }?;
+        // SAFETY: the caller passes `paths_len` readable bytes at `paths`.
         let all = unsafe { bytes(paths, paths_len) }?;
         let ends: &[u64] = if n == 0 {
             &[]
@@ -225,9 +239,12 @@ pub unsafe extern "C" fn rustfx_cache_get(
     message: *mut *mut c_char,
 ) -> *mut Rows {
     let outcome = catch_panic("rustfx_cache_get", || {
-        // SAFETY: see `cache`, `documents` and `Cache::spec`.
+        // SAFETY: a non-null `cache` came from `rustfx_cache_open` and is
+        // used from one thread at a time (the caller's contract).
         let cache = unsafe { self::cache(cache) }?;
+        // SAFETY: a non-null `docs` came from a `rustfx_documents_*` constructor.
         let docs = unsafe { documents(docs) }?;
+        // SAFETY: the caller passes `spec_len` readable bytes at `spec`.
         let spec = unsafe { cache.spec(spec, spec_len) }?;
         if found.is_null() && !docs.is_empty() {
             return Err(Error::invalid_argument("null found"));
@@ -257,9 +274,12 @@ pub unsafe extern "C" fn rustfx_cache_put(
     message: *mut *mut c_char,
 ) -> bool {
     let outcome = catch_panic("rustfx_cache_put", || {
-        // SAFETY: see `cache`, `documents` and `Cache::spec`.
+        // SAFETY: a non-null `cache` came from `rustfx_cache_open` and is
+        // used from one thread at a time (the caller's contract).
         let cache = unsafe { self::cache(cache) }?;
+        // SAFETY: a non-null `docs` came from a `rustfx_documents_*` constructor.
         let docs = unsafe { documents(docs) }?;
+        // SAFETY: the caller passes `spec_len` readable bytes at `spec`.
         let spec = unsafe { cache.spec(spec, spec_len) }?;
         let contents = docs.slices();
         let keys: Vec<DocKey> = contents.iter().map(|d| DocKey::of_content(d)).collect();
@@ -287,7 +307,9 @@ unsafe fn keyed_rows(
     else {
         return Err(Error::invalid_argument("a null Arrow schema or array"));
     };
+    // SAFETY: both are live and describe each other (the caller's contract).
     let batch = unsafe { import::rows(schema, array, &spec.output()) }?;
+    // SAFETY: the caller passes 32 readable bytes per row at `digests`.
     let keys = doc_keys(unsafe { bytes(digests, 32 * batch.rows()) }?);
     Ok((keys, batch))
 }
@@ -315,9 +337,12 @@ pub unsafe extern "C" fn rustfx_cache_put_rows(
     message: *mut *mut c_char,
 ) -> bool {
     let outcome = catch_panic("rustfx_cache_put_rows", || {
-        // SAFETY: see `cache`, `Cache::spec` and `keyed_rows`.
+        // SAFETY: a non-null `cache` came from `rustfx_cache_open` and is
+        // used from one thread at a time (the caller's contract).
         let cache = unsafe { self::cache(cache) }?;
+        // SAFETY: the caller passes `spec_len` readable bytes at `spec`.
         let spec = unsafe { cache.spec(spec, spec_len) }?;
+        // SAFETY: the caller's contract is `keyed_rows`'.
         let (keys, batch) = unsafe { keyed_rows(&spec, digests, schema, array) }?;
         cache.cache.put_many(&spec, &keys, &batch)
     });
@@ -344,8 +369,9 @@ pub unsafe extern "C" fn rustfx_row_digests(
     message: *mut *mut c_char,
 ) -> bool {
     let outcome = catch_panic("rustfx_row_digests", || {
-        // SAFETY: the caller passes `spec_len` bytes; see `keyed_rows`.
+        // SAFETY: the caller passes `spec_len` readable bytes at `spec`.
         let spec = FeatureSpec::from_json(unsafe { text(spec, spec_len, "a feature spec") }?)?;
+        // SAFETY: the caller's contract is `keyed_rows`'.
         let (keys, batch) = unsafe { keyed_rows(&spec, digests, schema, array) }?;
         // SAFETY: room for 32 bytes per row at `out`.
         unsafe { write_digests(&spec, &keys, &batch, out) }

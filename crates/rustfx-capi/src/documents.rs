@@ -128,6 +128,8 @@ pub unsafe extern "C" fn rustfx_documents_from_arrow(
         // it is released once whatever happens.
         let array = unsafe { ArrowArray::take(array) };
         let mut spans = Vec::new();
+        // SAFETY: `schema` is non-null and live, and describes `array`
+        // (the caller's contract).
         unsafe { import::documents(&*schema, &array, &mut spans) }?;
         Ok(Documents::imported(spans, vec![array]))
     });
@@ -164,6 +166,7 @@ pub unsafe extern "C" fn rustfx_documents_from_arrow_stream(
             )
         };
         let mut spans = Vec::new();
+        // SAFETY: `taken` is the caller's live stream, now owned here.
         let arrays = unsafe { import::stream_documents(taken, &mut spans) }?;
         Ok(Documents::imported(spans, arrays))
     });
@@ -204,6 +207,10 @@ pub unsafe extern "C" fn rustfx_documents_free(documents: *mut Documents) {
 
 /// `documents` as a mutable reference, `i` checked against it, and owned
 /// contents (imported documents cannot be replaced).
+///
+/// # Safety
+/// `documents` is null or came from a `rustfx_documents_*` constructor, is
+/// not freed, and no other reference to it is in use for `'a`.
 unsafe fn document<'a>(documents: *mut Documents, i: usize) -> Result<&'a mut Documents> {
     // SAFETY: a non-null `documents` came from a constructor and the
     // caller does not use it from two threads at once.
@@ -250,8 +257,10 @@ pub unsafe extern "C" fn rustfx_documents_read(
     max_bytes: i64,
 ) -> i32 {
     let outcome = catch_panic("rustfx_documents_read", || {
-        // SAFETY: see `document` and `bytes`.
+        // SAFETY: `documents` is null or from a constructor, used from one
+        // thread at a time (the caller's contract).
         let documents = unsafe { document(documents, i) }?;
+        // SAFETY: the caller passes `path_len` readable bytes at `path`.
         let path = unsafe { bytes(path, path_len) }?;
         let max_bytes = check_max_bytes(max_bytes)?;
         let (contents, code, message) = match read_file(path, max_bytes) {
@@ -284,10 +293,13 @@ pub unsafe extern "C" fn rustfx_documents_set(
     message_len: usize,
 ) -> bool {
     catch_panic("rustfx_documents_set", || {
-        // SAFETY: see `document` and `bytes`.
+        // SAFETY: `documents` is null or from a constructor, used from one
+        // thread at a time (the caller's contract).
         let documents = unsafe { document(documents, i) }?;
+        // SAFETY: the caller passes `len` readable bytes at `data`.
         documents.contents[i] = unsafe { bytes(data, len) }?.to_vec();
         documents.codes[i] = code;
+        // SAFETY: the caller passes `message_len` readable bytes at `message`.
         documents.messages[i] =
             String::from_utf8_lossy(unsafe { bytes(message, message_len) }?).into_owned();
         Ok(())
@@ -316,6 +328,8 @@ pub unsafe extern "C" fn rustfx_documents_message(
             .get(i)
             .ok_or_else(|| Error::invalid_argument("document out of range"))?
             .as_bytes();
+        // SAFETY: `data` and `len`, when not null, are writable (the
+        // caller's contract).
         Ok(unsafe { hand_out(data, len, message.as_ptr(), message.len()) })
     })
     .unwrap_or(false)

@@ -52,6 +52,9 @@ pub const EXPLAIN_TEXT_ENDS: u32 = 5;
 /// A cap the caller gave (`*value`) or the default (null `value`): a
 /// negative one is refused in the core's words, since `usize` cannot hold
 /// it to pass it on.
+///
+/// # Safety
+/// `value` is null or points to a readable `i64`.
 unsafe fn cap(
     value: *const i64,
     name: &str,
@@ -119,12 +122,14 @@ pub unsafe extern "C" fn rustfx_explain(
     message: *mut *mut c_char,
 ) -> *mut Explanation {
     let outcome = catch_panic("rustfx_explain", || {
-        // SAFETY: a non-null `extractor` came from `rustfx_extractor_new`;
-        // the caller passes `len` readable bytes and readable caps.
+        // SAFETY: a non-null `extractor` came from `rustfx_extractor_new`.
         let extractor = &unsafe { extractor.as_ref() }
             .ok_or_else(|| Error::invalid_argument("null extractor"))?
             .extractor;
+        // SAFETY: the caller passes `len` readable bytes at `doc`.
         let doc = unsafe { bytes(doc, len) }?;
+        // SAFETY: `max_contributions` is null or a readable i64 (the
+        // caller's contract).
         let max_contributions = unsafe {
             cap(
                 max_contributions,
@@ -134,6 +139,8 @@ pub unsafe extern "C" fn rustfx_explain(
                 DEFAULT_MAX_CONTRIBUTIONS,
             )
         }?;
+        // SAFETY: `max_text_bytes` is null or a readable i64 (the caller's
+        // contract).
         let max_text_bytes = unsafe {
             cap(
                 max_text_bytes,

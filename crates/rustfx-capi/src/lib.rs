@@ -25,6 +25,10 @@
 //! frees with [`rustfx_message_free`].
 
 #![deny(missing_docs)]
+// Each `unsafe` block says why it is sound, and each `unsafe fn` says what
+// its caller must ensure (`# Safety`); clippy checks both (clippy.toml:
+// private functions too).
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 use rustfx::error::catch_panic;
 use rustfx::extractor::Extractor;
@@ -74,6 +78,10 @@ fn report(error: &Error, message: *mut *mut c_char) {
 }
 
 /// `len` bytes at `data` (null allowed when `len` is 0).
+///
+/// # Safety
+/// Unless `len` is 0, `data` is null or points to `len` readable bytes
+/// that stay alive and unchanged for `'a`.
 unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8]> {
     if len == 0 {
         return Ok(&[]);
@@ -101,6 +109,9 @@ pub unsafe extern "C" fn rustfx_message_free(message: *mut c_char) {
 }
 
 /// `len` bytes at `data` as UTF-8; `what` names them in the refusal.
+///
+/// # Safety
+/// As [`bytes`].
 unsafe fn text<'a>(data: *const u8, len: usize, what: &str) -> Result<&'a str> {
     // SAFETY: the caller passes `len` readable bytes at `data`.
     let raw = unsafe { bytes(data, len) }?;
@@ -133,8 +144,9 @@ pub unsafe extern "C" fn rustfx_spec_query(
         if answer.is_null() || answer_len.is_null() {
             return Err(Error::invalid_argument("no room for the answer"));
         }
-        // SAFETY: the caller passes `query_len` and `spec_len` readable bytes.
+        // SAFETY: the caller passes `query_len` readable bytes at `query`.
         let query = unsafe { text(query, query_len, "a spec query") }?;
+        // SAFETY: the caller passes `spec_len` readable bytes at `spec`.
         let spec = unsafe { text(spec, spec_len, "a feature spec") }?;
         let lines = rustfx::spec::query(query, spec)?;
         // JSON escapes every control character, so no NUL is inside.
@@ -218,9 +230,11 @@ pub unsafe extern "C" fn rustfx_extract(
     message: *mut *mut c_char,
 ) -> *mut Rows {
     let outcome = catch_panic("rustfx_extract", || {
-        // SAFETY: non-null handles came from their constructors.
+        // SAFETY: a non-null `extractor` came from `rustfx_extractor_new`.
         let handle = unsafe { extractor.as_ref() }
             .ok_or_else(|| Error::invalid_argument("null extractor"))?;
+        // SAFETY: a non-null `documents` came from a `rustfx_documents_*`
+        // constructor.
         let documents = unsafe { documents::documents_ref(documents) }?;
         let batch = handle.extractor.extract_batch(&documents.slices())?;
         Ok(Rows::new(handle.spec.clone(), batch, &documents.failures()))

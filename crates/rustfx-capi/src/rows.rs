@@ -75,13 +75,18 @@ pub unsafe extern "C" fn rustfx_rows_from_arrow(
     message: *mut *mut c_char,
 ) -> *mut Rows {
     let outcome = catch_panic("rustfx_rows_from_arrow", || {
-        // SAFETY: the caller's contract.
+        // SAFETY: the caller passes `spec_len` readable bytes at `spec`.
         let spec = FeatureSpec::from_json(unsafe { text(spec, spec_len, "a feature spec") }?)?;
+        // SAFETY: the caller passes `errors_len` readable bytes at `errors`.
         let errors = unsafe { text(errors, errors_len, "errors") }?;
+        // SAFETY: each is null or a live Arrow C Data struct (the caller's
+        // contract).
         let (Some(schema), Some(array)) = (unsafe { schema.as_ref() }, unsafe { array.as_ref() })
         else {
             return Err(Error::invalid_argument("a null Arrow schema or array"));
         };
+        // SAFETY: both are live and describe each other (the caller's
+        // contract).
         let (batch, nulls) = unsafe { import::rows_and_nulls(schema, array, &spec.output()) }?;
         let listed: Vec<(usize, i32, String)> = if errors.is_empty() {
             Vec::new()
@@ -179,6 +184,7 @@ pub unsafe extern "C" fn rustfx_rows_digests(
         // SAFETY: the caller's contract.
         let rows = unsafe { rows.as_ref() }.ok_or_else(|| Error::invalid_argument("null rows"))?;
         let n = rows.batch().rows();
+        // SAFETY: the caller passes 32 readable bytes per row at `keys`.
         let keys = doc_keys(unsafe { bytes(keys, 32 * n) }?);
         // SAFETY: room for 32 bytes per row at `out`.
         unsafe { write_digests(&rows.spec, &keys, rows.batch(), out) }

@@ -273,6 +273,9 @@ fn schema_of(field: Field) -> ArrowSchema {
 
 /// The schema's release callback: frees its strings and its children
 /// (each released first unless a consumer moved it out).
+///
+/// # Safety
+/// `schema` is null or a schema [`schema_of`] made, not yet freed.
 unsafe extern "C" fn release_schema(schema: *mut ArrowSchema) {
     // SAFETY: the consumer passes a schema this module made, once.
     let Some(schema) = (unsafe { schema.as_mut() }) else {
@@ -325,6 +328,9 @@ fn array_of(node: Node, rows: &Arc<Exportable>) -> ArrowArray {
 }
 
 /// The array's release callback, as [`release_schema`]'s.
+///
+/// # Safety
+/// `array` is null or an array [`array_of`] made, not yet freed.
 unsafe extern "C" fn release_array(array: *mut ArrowArray) {
     // SAFETY: the consumer passes an array this module made, once.
     let Some(array) = (unsafe { array.as_mut() }) else {

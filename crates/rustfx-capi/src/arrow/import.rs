@@ -130,18 +130,21 @@ pub unsafe fn documents(
     array: &ArrowArray,
     docs: &mut Vec<DocumentSpan>,
 ) -> Result<()> {
-    // SAFETY: the caller's contract, for every read below.
+    // SAFETY: `schema` is live (the caller's contract).
     let kind = binary_of(unsafe { format(schema) }?)?;
     let (length, offset) = match kind {
         Binary::Views => shape(array, 3, true, 0)?,
         _ => shape(array, 3, false, 0)?,
     };
+    // SAFETY: `shape` checked at least 3 buffers.
     let validity = unsafe { buffer(array, 0) };
     docs.reserve(length);
     match kind {
         Binary::Offsets32 | Binary::Offsets64 => {
             let wide = matches!(kind, Binary::Offsets64);
+            // SAFETY: `shape` checked 3 buffers.
             let offsets = unsafe { buffer(array, 1) };
+            // SAFETY: as above.
             let data = unsafe { buffer(array, 2) }.cast::<u8>();
             if length > 0 && offsets.is_null() {
                 return Err(Error::invalid_argument(
@@ -149,11 +152,16 @@ pub unsafe fn documents(
                 ));
             }
             for i in offset..offset + length {
+                // SAFETY: a validity bitmap holds `offset + length` bits
+                // (the caller's contract).
                 if !unsafe { valid(validity, i) } {
                     docs.push(None);
                     continue;
                 }
+                // SAFETY: the offsets hold `offset + length + 1` values
+                // (the caller's contract).
                 let start = unsafe { offset_at(offsets, wide, i) }?;
+                // SAFETY: as above; `i + 1 <= offset + length`.
                 let end = unsafe { offset_at(offsets, wide, i + 1) }?;
                 if end < start || (end > start && data.is_null()) {
                     return Err(Error::invalid_argument(format!(
@@ -166,18 +174,23 @@ pub unsafe fn documents(
         }
         Binary::Views => {
             let data_buffers = (array.n_buffers - 3) as usize;
+            // SAFETY: `shape` checked at least 3 buffers.
             let views = unsafe { buffer(array, 1) }.cast::<u8>();
+            // SAFETY: the last of at least 3 buffers.
             let sizes = unsafe { buffer(array, array.n_buffers as usize - 1) }.cast::<i64>();
             if length > 0 && views.is_null() {
                 return Err(Error::invalid_argument("an Arrow view array without views"));
             }
             for i in offset..offset + length {
+                // SAFETY: a validity bitmap holds `offset + length` bits
+                // (the caller's contract).
                 if !unsafe { valid(validity, i) } {
                     docs.push(None);
                     continue;
                 }
                 // SAFETY: 16 bytes per view.
                 let view = unsafe { views.add(16 * i) };
+                // SAFETY: `at` is 0, 8 or 12: 4 bytes inside the 16 of the view.
                 let field = |at: usize| unsafe { view.add(at).cast::<i32>().read_unaligned() };
                 let len = usize::try_from(field(0))
                     .map_err(|_| Error::invalid_argument("a negative Arrow view length"))?;
@@ -201,6 +214,7 @@ pub unsafe fn documents(
                         "Arrow view {i} runs past its buffer"
                     )));
                 }
+                // SAFETY: `index < n_buffers - 3`, so buffer `2 + index` exists.
                 let data = unsafe { buffer(array, 2 + index) }.cast::<u8>();
                 // SAFETY: checked against the buffer's size above.
                 docs.push(Some((unsafe { data.add(start) }, len)));
@@ -236,6 +250,7 @@ pub unsafe fn stream_documents(
             // SAFETY: a live stream's last error is null or a C string.
             .map(|f| unsafe { f(stream) })
             .filter(|p| !p.is_null())
+            // SAFETY: a non-null last error is a NUL-terminated string.
             .map(|p| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
             .unwrap_or_else(|| format!("error {code}"));
         Error::invalid_argument(format!("the Arrow stream of documents failed: {text}"))
@@ -294,7 +309,7 @@ pub unsafe fn rows_and_nulls(
     array: &ArrowArray,
     output: &OutputSpec,
 ) -> Result<(Batch, Vec<usize>)> {
-    // SAFETY: the caller's contract, for every read below.
+    // SAFETY: `schema` is live (the caller's contract).
     let format = unsafe { self::format(schema) }?;
     let width = output.width.unwrap_or(0);
     let expected = match output.layout {
@@ -309,8 +324,11 @@ pub unsafe fn rows_and_nulls(
     }
     let buffers = if output.layout == Layout::Dense { 1 } else { 2 };
     let (rows, offset) = shape(array, buffers, false, 1)?;
+    // SAFETY: `shape` checked 1 or 2 buffers.
     let validity = unsafe { buffer(array, 0) };
     let nulls: Vec<usize> = (offset..offset + rows)
+        // SAFETY: a validity bitmap holds `offset + rows` bits (the
+        // caller's contract).
         .filter(|&i| !unsafe { valid(validity, i) })
         .map(|i| i - offset)
         .collect();
@@ -318,6 +336,8 @@ pub unsafe fn rows_and_nulls(
     let (child_schema, child) = unsafe { (&**schema.children, &**array.children) };
     let batch = match output.layout {
         Layout::Dense => {
+            // SAFETY: the child is live and holds `(offset + rows) * width`
+            // values (the caller's contract).
             let values = unsafe {
                 values(
                     child_schema,
@@ -334,18 +354,25 @@ pub unsafe fn rows_and_nulls(
             }
         }
         Layout::Ragged | Layout::Sparse => {
+            // SAFETY: `shape` checked 2 buffers.
             let list = unsafe { buffer(array, 1) };
+            // SAFETY: the list's offsets hold `offset + rows + 1` i64s (the
+            // caller's contract).
             let first = unsafe { offset_at(list, true, offset) }?;
             let mut ends = Vec::with_capacity(rows + 1);
             for i in offset..=offset + rows {
+                // SAFETY: as above; `i <= offset + rows`.
                 ends.push(unsafe { offset_at(list, true, i) }?.wrapping_sub(first) as i64);
             }
             let offsets = Offsets::try_from_vec(ends)?;
             let count = offsets.last();
             if output.layout == Layout::Ragged {
+                // SAFETY: the child is live and holds the entries its
+                // offsets say (the caller's contract).
                 let values = unsafe { values(child_schema, child, output.dtype, first, count) }?;
                 Batch::Ragged { values, offsets }
             } else {
+                // SAFETY: as above.
                 let (indices, values) =
                     unsafe { sparse(child_schema, child, output.dtype, first, count) }?;
                 Batch::Sparse {
@@ -372,7 +399,7 @@ unsafe fn values(
     start: usize,
     count: usize,
 ) -> Result<Values> {
-    // SAFETY: the caller's contract, for every read below.
+    // SAFETY: `schema` is live (the caller's contract).
     let format = unsafe { self::format(schema) }?;
     if format != format_of(dtype).as_bytes() {
         return Err(Error::invalid_argument(format!(
@@ -384,13 +411,18 @@ unsafe fn values(
     }
     let first = start + shape_of_leaf(array, dtype)?;
     if dtype == DType::String {
+        // SAFETY: `shape_of_leaf` checked 3 buffers for strings.
         let offsets = unsafe { buffer(array, 1) };
+        // SAFETY: as above.
         let data = unsafe { buffer(array, 2) }.cast::<u8>();
+        // SAFETY: the offsets hold `first + count + 1` i64s (the caller's
+        // contract).
         let base = unsafe { offset_at(offsets, true, first) }?;
         let mut strings = Strings::default();
         for i in first..first + count {
             strings
                 .offsets
+                // SAFETY: as above; `i + 1 <= first + count`.
                 .push(unsafe { offset_at(offsets, true, i + 1) }?.wrapping_sub(base));
         }
         let total = strings.offsets.last();
@@ -401,6 +433,7 @@ unsafe fn values(
         return Ok(Values::String(strings));
     }
     let size = dtype.size().unwrap_or(1);
+    // SAFETY: `shape_of_leaf` checked 2 buffers.
     let data = unsafe { buffer(array, 1) }.cast::<u8>();
     let bytes = if count == 0 {
         &[][..]
@@ -434,7 +467,7 @@ unsafe fn sparse(
     start: usize,
     count: usize,
 ) -> Result<(Vec<u64>, Values)> {
-    // SAFETY: the caller's contract, for every read below.
+    // SAFETY: `schema` is live (the caller's contract).
     let format = unsafe { self::format(schema) }?;
     if format != b"+s" || schema.n_children != 2 || schema.children.is_null() {
         return Err(Error::invalid_argument(
@@ -442,14 +475,19 @@ unsafe fn sparse(
         ));
     }
     let (_, offset) = shape(array, 1, false, 2)?;
+    // SAFETY: `i` is 0 or 1; both sides have 2 live children (checked
+    // above, and the caller's contract).
     let child = |i: usize| unsafe { (&**schema.children.add(i), &**array.children.add(i)) };
     let (index_schema, index) = child(0);
     let (value_schema, value) = child(1);
     let at = start + offset;
+    // SAFETY: the children are live and hold the entries (the caller's
+    // contract).
     let Values::Int64(indices) = (unsafe { values(index_schema, index, DType::Int64, at, count) })?
     else {
         return Err(Error::invalid_argument("sparse indices must be int64"));
     };
+    // SAFETY: as above.
     let values = unsafe { values(value_schema, value, dtype, at, count) }?;
     // Negative indices wrap past any width: Batch::check refuses them.
     Ok((indices.into_iter().map(|i| i as u64).collect(), values))

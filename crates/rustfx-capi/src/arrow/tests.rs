@@ -52,6 +52,10 @@ fn a_null_row_is_exported_and_refused_as_a_row_to_store() {
 /// An array over `buffers` (kept alive by the caller), with no release of
 /// its own beyond a flag (the import only reads it).
 fn binary_array(length: i64, offset: i64, buffers: &mut [*const c_void]) -> ArrowArray {
+    /// Marks the struct released.
+    ///
+    /// # Safety
+    /// `array` points to a live, writable struct.
     unsafe extern "C" fn release(array: *mut ArrowArray) {
         // SAFETY: called once by the owner.
         unsafe { (*array).release = None };
@@ -71,6 +75,10 @@ fn binary_array(length: i64, offset: i64, buffers: &mut [*const c_void]) -> Arro
 }
 
 fn schema(format: &CString) -> ArrowSchema {
+    /// Marks the struct released.
+    ///
+    /// # Safety
+    /// `schema` points to a live, writable struct.
     unsafe extern "C" fn release(schema: *mut ArrowSchema) {
         // SAFETY: called once by the owner.
         unsafe { (*schema).release = None };
