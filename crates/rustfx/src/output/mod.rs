@@ -19,6 +19,7 @@
 //!
 //! [`Extractor::extract_batch`]: crate::extractor::Extractor::extract_batch
 
+mod huge_pages;
 mod offsets;
 mod values;
 

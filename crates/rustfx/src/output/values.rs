@@ -200,10 +200,22 @@ macro_rules! define_values {
             }
 
             /// Exactly `len` numeric values: cut, or grown with zeros
-            /// (strings are left as they are).
+            /// (strings are left as they are). An empty buffer too small is
+            /// replaced by a zeroed allocation, whose pages the system
+            /// zeroes as they are first written, instead of a pass of
+            /// zeros before the values.
             pub fn resize(&mut self, len: usize) {
                 match self {
-                    $(Values::$variant(v) => v.resize(len, <$t>::default()),)+
+                    $(Values::$variant(v) => {
+                        if v.is_empty() && v.capacity() < len {
+                            *v = vec![<$t>::default(); len];
+                            if super::huge_pages::is_large(std::mem::size_of_val(v.as_slice())) {
+                                super::huge_pages::advise_huge_pages(bytemuck::cast_slice_mut(v));
+                            }
+                        } else {
+                            v.resize(len, <$t>::default());
+                        }
+                    })+
                     Values::String(_) => {}
                 }
             }
