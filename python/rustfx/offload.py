@@ -22,23 +22,14 @@ delivered is kept and the other dropped (counted in the report), so no
 file appears twice and no file is missing.
 
 The local sweep alone covers the epoch: the workers only add. Where the
-trainer's batches come from is decided window by window (`patience`
-batches and 0.25 s) by a governor (`_Governor`) on a line of arms: the
-local sweep only (the workers' client stops fetching), then a cap on the
-local sweep's share of the batches from 1 (both sides as they come) down
-to 0 (the local sweep paused: with a cheap FX its threads cost the
-trainer's CPU more than their batches give); a worker's batch is taken
-whenever one is queued. The workers are tried only once the trainer
-waited for a batch (next() took over 50 us); then the governor climbs the
-line on the measured files/s, leaving the local sweep alone only for 5%
-more, and probes a neighbouring arm now and then (less often while the
-choice holds). Shipping costs the trainer's CPU too, so with a cheap FX
-the workers can cost more than they save; then they are left idle. If
-the workers stop delivering while the local side waits for them, it
-resumes after 4 times their usual time per batch (0.25-2 s;
-report["stalls"]). What the governor learned is kept from epoch to epoch.
-remote="always" holds the cap at 1, remote="only" at 0, a number from 0
-to 1 at that number.
+trainer's batches come from is decided window by window by the governor
+(rustfx.offload_governor.Governor, whose doc holds its rules): its arms
+run from the local sweep alone, through a cap on the local sweep's share
+of the batches, to the local sweep paused, and it climbs between them on
+the measured files/s; `remote=` fixes its choice ("always": cap 1,
+"only": cap 0, or a number from 0 to 1). If the workers stop delivering
+while the local side waits for them, it resumes after 4 times their
+usual time per batch (0.25-2 s; report["stalls"]).
 
 Which cut: where fewer bytes are shipped, measured on the first batch:
 "after_fx" (workers read the files and send features) when the features
@@ -76,13 +67,12 @@ from tensorflow.python.eager import cancellation, context, execute
 from tensorflow.python.ops import gen_dataset_ops
 
 from rustfx import io
-from rustfx._offload_governor import _Governor
+from rustfx.offload_governor import Governor, check_policy
 from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, FilesPipeline, _nbytes
 
 __all__ = ["Offload", "offload"]
 
 CUTS = ("after_fx", "before_fx")
-REMOTE = ("when_waiting", "always", "only")
 
 
 class Offload:
@@ -107,10 +97,7 @@ class Offload:
                             f"not {type(pipe).__name__}")
         if cut is not None and cut not in CUTS:
             raise ValueError(f"cut must be one of {CUTS} or None (measured), got {cut!r}")
-        if not (remote in REMOTE or (isinstance(remote, (int, float))
-                                     and not isinstance(remote, bool) and 0 <= remote <= 1)):
-            raise ValueError(f"remote must be one of {REMOTE} or a local cap from 0 to 1, "
-                             f"got {remote!r}")
+        check_policy(remote)
         if int(patience) < 1 or int(queue_batches) < 1:
             raise ValueError("patience and queue_batches must be >= 1")
         self.pipe = pipe
@@ -134,7 +121,7 @@ class Offload:
         self.report = None
         self._built = None
         # Kept from epoch to epoch: the next starts where the last left off.
-        self._governor = _Governor(self.remote, self.patience)
+        self._governor = Governor(self.remote, self.patience)
         self._batch_seconds = None
 
     @property
@@ -329,7 +316,7 @@ class Offload:
                 report["seconds"] = now - start
                 cap = governor.local_cap
                 if governor.batch(len(indices), waited, now):
-                    name = _Governor.name(cap)
+                    name = Governor.name(cap)
                     report["windows"][name] = report["windows"].get(name, 0) + 1
                     report["local_cap"] = governor.local_cap
                     (state.allowed.clear if governor.local_cap is None else state.allowed.set)()
