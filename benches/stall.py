@@ -187,7 +187,7 @@ def pipeline_alone(paths, fx, seconds):
     done, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         for batch in pipe.dataset():
-            done += pipeline._rows(batch)
+            done += pipeline.element_rows(batch)
     return done / (time.perf_counter() - start)
 
 

@@ -68,7 +68,8 @@ from tensorflow.python.ops import gen_dataset_ops
 
 from rustfx import io
 from rustfx.offload_governor import Governor, check_policy
-from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, FilesPipeline, _nbytes
+from rustfx.files_pipeline import FilesPipeline
+from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, element_bytes
 
 __all__ = ["Offload", "offload"]
 
@@ -135,7 +136,7 @@ class Offload:
         first = self.paths[: self.pipe.batch_size].tolist()
         contents = io.read_files(tf.constant(first, tf.string), max_bytes=self.pipe.max_bytes)
         before = int(tf.reduce_sum(tf.strings.length(contents)))
-        after = _nbytes(self.pipe.fx(contents))
+        after = element_bytes(self.pipe.fx(contents))
         return "after_fx" if after < before else "before_fx"
 
     # -- the two sides -------------------------------------------------------
