@@ -47,8 +47,8 @@ are not listed, only never missing). With no
 worker at all, the epoch runs locally. However an epoch ends (its last
 batch, an exception, or its generator closed or dropped), the thread that
 reads the workers' job has its read cancelled and is joined
-(report["remote_joined"]; `_RemoteBatches` says how), so nothing is left
-behind epoch after epoch. An Offload runs one epoch at a time: a second
+(report["remote_joined"]; rustfx._tf_internals.CancellableIterator says
+how), so nothing is left behind epoch after epoch. An Offload runs one epoch at a time: a second
 iteration while one runs raises RuntimeError.
 
 Rows are those of local FX, bit for bit: the same ops, deterministic.
@@ -62,11 +62,9 @@ import warnings
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.data.util import structure
-from tensorflow.python.eager import cancellation, context, execute
-from tensorflow.python.ops import gen_dataset_ops
 
 from rustfx import io
+from rustfx._tf_internals import CancellableIterator, CancellationManager
 from rustfx.offload_governor import Governor, check_policy
 from rustfx.files_pipeline import FilesPipeline
 from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, element_bytes
@@ -215,7 +213,7 @@ class Offload:
 
         def remote():  # a thread: the workers' batches, fetched only while allowed
             try:
-                batches = _RemoteBatches(remote_dataset, state.cancel)
+                batches = CancellableIterator(remote_dataset, state.cancel)
                 if not state.start_reading():
                     return
                 while True:
@@ -253,7 +251,7 @@ class Offload:
 
         def end():
             """The epoch is over: its remote thread ends and is joined (see
-            _RemoteBatches; one still making its job is left to end when
+            CancellableIterator; one still making its job is left to end when
             the dispatcher answers, and no other is started meanwhile)."""
             if state.done.is_set():
                 return
@@ -392,7 +390,7 @@ class _EpochState:
         self.allowed = threading.Event()  # the workers' batches are wanted now
         self.batch_seconds = batch_seconds  # how long the workers take per batch
         self.started = False              # the workers' job has delivered
-        self.cancel = cancellation.CancellationManager()  # ends the thread's reads
+        self.cancel = CancellationManager()  # ends the thread's reads
         self.lock = threading.Lock()
         self.reading = False              # the job is made: its reads can be cancelled
 
@@ -447,49 +445,6 @@ def _join(thread, seconds, warn):
                       f"{seconds:.0f} s of the epoch's end; left running",
                       RuntimeWarning, stacklevel=3)
     return not thread.is_alive()
-
-
-class _RemoteBatches:
-    """The batches of one iteration of a tf.data service dataset (a new
-    job), read by ops that `cancel` (a CancellationManager) ends from
-    another thread.
-
-    Why: with a worker dead mid-epoch, TF's client (2.16-2.21,
-    "distributed_epoch") waits inside IteratorGetNext for it to come back,
-    forever. A thread blocked there never ends, deleting the iterator
-    does not end it (the running op holds the iterator resource), and
-    distribute() has no timeout. So next() runs IteratorGetNext itself
-    under `cancel`, as tf.function's cancellable calls do: cancelling it
-    cancels the iterator (its job's client stops its RPCs and threads) and
-    the op raises CancelledError; the thread then ends, and its iterator
-    is freed. (Measured with a worker killed mid-epoch: before, each
-    epoch left a thread and 9 of TF's; after, none.) With the dispatcher
-    down, the client waits inside MakeIterator (the job's creation)
-    instead, and cancelling that blocks (see _EpochState.finish). Not
-    CancellationManager.get_cancelable_function: it sets one context for
-    every thread of the process while the call blocks, so the trainer's
-    own functions would be cancelled with it."""
-
-    def __init__(self, dataset, cancel):
-        self._dataset, self._cancel = dataset, cancel  # the dataset outlives its iterator
-        self._spec = dataset.element_spec
-        types = structure.get_flat_tensor_types(self._spec)
-        shapes = structure.get_flat_tensor_shapes(self._spec)
-        self._resource = gen_dataset_ops.anonymous_iterator_v3(
-            output_types=types, output_shapes=shapes)
-        self._attrs = ("output_types", [execute.make_type(t, "output_types") for t in types],
-                       "output_shapes", [execute.make_shape(s, "output_shapes") for s in shapes])
-        gen_dataset_ops.make_iterator(dataset._variant_tensor, self._resource)
-
-    def next(self):
-        """The next element, None at the end."""
-        try:
-            flat = execute.execute_with_cancellation(
-                b"IteratorGetNext", len(self._attrs[1]), [self._resource], self._attrs,
-                context.context(), self._cancel)
-        except tf.errors.OutOfRangeError:
-            return None
-        return structure.from_compatible_tensor_list(self._spec, flat)
 
 
 def offload(pipe, dispatcher=None, **kwargs):
