@@ -187,7 +187,7 @@ def pipeline_alone(paths, fx, seconds):
     done, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         for batch in pipe.dataset():
-            done += pipeline._rows(batch)
+            done += pipeline.element_rows(batch)
     return done / (time.perf_counter() - start)
 
 
@@ -395,7 +395,7 @@ def caps(args, worker, factor=0.5, rounds=3):
     the static shares swept once, then `rounds` rounds, in turn, of the best
     share, rustfx.offload(remote=cap) for each cap of the governor's line,
     and rustfx's own choice; each one's median over the rounds."""
-    from rustfx.offload import _Governor
+    from rustfx.offload_governor import Governor
     paths, fx = WORKLOADS["text"](args)
     pipe = pipeline.from_files(paths, fx, batch_size=BATCH)
     per_batch = BATCH / pipeline.profile(pipe, step=0, steps=args.steps) \
@@ -405,7 +405,7 @@ def caps(args, worker, factor=0.5, rounds=3):
     service = worker.dispatcher.target
     best_share, sweep_once = best_static_share(long_pipe, service, step, n)
     fixed = {cap: rustfx.offload(long_pipe, service, remote=cap)
-             for cap in _Governor.ARMS[1:]}
+             for cap in Governor.ARMS[Governor.UNCAPPED:]}
     auto = rustfx.offload(long_pipe, service)
     Trained(auto, step, n)  # its first epoch: it learns
     runs = {}

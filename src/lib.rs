@@ -10,6 +10,9 @@
 //! one `unsafe impl Sync for ffi::ChunkWork`, with its SAFETY comment in
 //! `bridge.rs`.
 #![deny(unsafe_code)]
+// Each `unsafe` block says why it is sound, and an `unsafe fn` says what
+// its caller must ensure (`# Safety`); clippy checks both.
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 // SAFETY: allowed for the code the cxx macro generates (FFI thunks checked
 // by cxx against the C++ declarations) and for bridge.rs's one

@@ -44,7 +44,7 @@ from train_ember_classifier import KINDS, MAX_BYTES, find_files, scaled  # noqa:
 def extractor_layers(names):
     layers = []
     for name in names:
-        layer = getattr(rustfx.layers, rustfx.layers._class_name(name))()
+        layer = getattr(rustfx.layers, rustfx.layers.class_name(name))()
         rows = layer.spec.rows
         if rows.ragged or rows.sparse or not np.issubdtype(np.dtype(rows.dtype), np.floating):
             sys.exit(f"--layers: {name} gives {rows}; this example needs dense float features")

@@ -44,9 +44,9 @@ SCORES = ("output", "logit")
 
 def rustfx_layers(model):
     """The rustfx extractor layers of `model`, nested models included."""
-    from rustfx.layers import _Extractor
+    from rustfx.layers import ExtractorLayer
     return [layer for layer in model._flatten_layers(include_self=False, recursive=True)
-            if isinstance(layer, _Extractor)]
+            if isinstance(layer, ExtractorLayer)]
 
 
 def _read(path, max_bytes):
@@ -59,7 +59,7 @@ def _read(path, max_bytes):
 
 
 class _Watch:
-    """Replaces each layer's extraction (rustfx.layers._Extractor._extract,
+    """Replaces each layer's extraction (rustfx.layers.ExtractorLayer.extract,
     what its call runs) for one pass: the output is scaled by the batch's
     alphas (integrated gradients) and watched by the tape, so the gradient
     reaches it whatever model, nesting or other inputs surround the layer."""
@@ -70,12 +70,12 @@ class _Watch:
 
     def __enter__(self):
         for layer in self.layers:
-            layer._extract = self._wrap(layer, type(layer)._extract.__get__(layer))
+            layer.extract = self._wrap(layer, type(layer).extract.__get__(layer))
         return self
 
     def __exit__(self, *exc):
         for layer in self.layers:
-            layer.__dict__.pop("_extract", None)
+            layer.__dict__.pop("extract", None)
 
     def _wrap(self, layer, extract):
         def watched(inputs):
@@ -175,10 +175,10 @@ def explain_model(model, path, top_k=20, *, method="grad_x_input", target=None,
     layers = rustfx_layers(model)
     if not layers:
         raise ValueError("the model has no rustfx layer (rustfx.layers) to explain through")
-    reads_files = any(layer._files is not None for layer in layers)
+    reads_files = any(layer.files is not None for layer in layers)
     if reads_files:  # the bytes each layer's own read gives
-        max_bytes = max(layer._files.get("max_bytes", rustfx_core.DEFAULT_MAX_BYTES)
-                        for layer in layers if layer._files is not None)
+        max_bytes = max(layer.files.get("max_bytes", rustfx_core.DEFAULT_MAX_BYTES)
+                        for layer in layers if layer.files is not None)
     name, contents = _read(path, max_bytes)
     if reads_files and name is None:
         raise ValueError("the model's layers read files (files=): give a path, not bytes")
@@ -207,8 +207,8 @@ def explain_model(model, path, top_k=20, *, method="grad_x_input", target=None,
             continue
         scores = features[key][0] * gradients[key][0]
         seen = contents
-        if layer._files is not None:
-            seen = contents[:layer._files.get("max_bytes", rustfx_core.DEFAULT_MAX_BYTES)]
+        if layer.files is not None:
+            seen = contents[:layer.files.get("max_bytes", rustfx_core.DEFAULT_MAX_BYTES)]
         frame, layer_notes = explain_scores(layer.spec, seen, scores, source=source,
                                             max_contributions=max_contributions,
                                             max_text_bytes=max_text_bytes,

@@ -59,9 +59,13 @@ from rustfx.spec import FeatureSpec, extract, registry
 _register = keras.saving.register_keras_serializable(package="rustfx")
 
 
-class _Extractor(keras.layers.Layer):
+class ExtractorLayer(keras.layers.Layer):
     """A stateless layer running one FeatureSpec. Subclasses (made from
-    the registry below) set `extractor`, the registry name."""
+    the registry below) set `extractor`, the registry name. Public for the
+    modules that find these layers in a model (rustfx.explain_model,
+    rustfx.sensor): `spec`, `files` (None, or the rustfx.files keywords the
+    layer reads its paths with), `pad`, `cache`, and `extract`, what
+    `call` runs."""
 
     extractor = None
 
@@ -100,7 +104,7 @@ class _Extractor(keras.layers.Layer):
         super().__init__(**kwargs)
         self.spec = spec
         self.pad = pad
-        self._files = None if files is None else dict(files)
+        self.files = None if files is None else dict(files)
         # Not in the config: a directory of this machine. A model saved with
         # it serves without it (rustfx/cached.py); set it to None before
         # exporting to keep the directory out of the SavedModel.
@@ -112,20 +116,20 @@ class _Extractor(keras.layers.Layer):
         self._allow_non_tensor_positional_args = True
         self.built = True
         with tf.init_scope():
-            self._extract(tf.constant([], tf.string))
+            self.extract(tf.constant([], tf.string))
 
-    def _extract(self, inputs):
+    def extract(self, inputs):
         with tf.device("CPU:0"):
             inputs = tf.convert_to_tensor(inputs)
-            if self._files is not None:
-                inputs = io.files(inputs, **self._files, cache=self.cache)
+            if self.files is not None:
+                inputs = io.files(inputs, **self.files, cache=self.cache)
             out = extract(self.spec, inputs)
             if self.pad is not None:
                 out = out.to_tensor(default_value=tf.cast(self.pad, out.dtype))
             return out
 
     def call(self, inputs):
-        return self._extract(inputs)
+        return self.extract(inputs)
 
     def compute_output_spec(self, inputs):
         rows = self.spec.rows
@@ -140,26 +144,27 @@ class _Extractor(keras.layers.Layer):
         config = {**super().get_config(), "spec": self.spec.to_dict()}
         if self.pad is not None:
             config["pad"] = self.pad
-        if self._files is not None:
-            config["files"] = dict(self._files)
+        if self.files is not None:
+            config["files"] = dict(self.files)
         return config
 
 
-def _class_name(extractor):
+def class_name(extractor):
+    """The layer class of an extractor: "byte_histogram" -> "ByteHistogram"."""
     return "".join(part[:1].upper() + part[1:] for part in extractor.split("_"))
 
 
 def _make_layer(entry):
-    name = _class_name(entry["name"])
+    name = class_name(entry["name"])
     doc = (f"`rustfx.{entry['name']}` as a layer: {entry['doc']}.\n\n"
            f"Takes the function's keywords ({', '.join(p['name'] for p in entry['params']) or 'none'}) "
            "or spec=, and files= (and cache=, a rustfx.FeatureCache, with files=).")
-    cls = type(name, (_Extractor,), {"extractor": entry["name"], "__doc__": doc,
+    cls = type(name, (ExtractorLayer,), {"extractor": entry["name"], "__doc__": doc,
                                      "__module__": __name__, "__qualname__": name})
     return _register(cls)
 
 
-_LAYERS = {_class_name(name): _make_layer(entry) for name, entry in registry().items()}
+_LAYERS = {class_name(name): _make_layer(entry) for name, entry in registry().items()}
 globals().update(_LAYERS)
 
 

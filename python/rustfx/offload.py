@@ -22,23 +22,14 @@ delivered is kept and the other dropped (counted in the report), so no
 file appears twice and no file is missing.
 
 The local sweep alone covers the epoch: the workers only add. Where the
-trainer's batches come from is decided window by window (`patience`
-batches and 0.25 s) by a governor (`_Governor`) on a line of arms: the
-local sweep only (the workers' client stops fetching), then a cap on the
-local sweep's share of the batches from 1 (both sides as they come) down
-to 0 (the local sweep paused: with a cheap FX its threads cost the
-trainer's CPU more than their batches give); a worker's batch is taken
-whenever one is queued. The workers are tried only once the trainer
-waited for a batch (next() took over 50 us); then the governor climbs the
-line on the measured files/s, leaving the local sweep alone only for 5%
-more, and probes a neighbouring arm now and then (less often while the
-choice holds). Shipping costs the trainer's CPU too, so with a cheap FX
-the workers can cost more than they save; then they are left idle. If
-the workers stop delivering while the local side waits for them, it
-resumes after 4 times their usual time per batch (0.25-2 s;
-report["stalls"]). What the governor learned is kept from epoch to epoch.
-remote="always" holds the cap at 1, remote="only" at 0, a number from 0
-to 1 at that number.
+trainer's batches come from is decided window by window by the governor
+(rustfx.offload_governor.Governor, whose doc holds its rules): its arms
+run from the local sweep alone, through a cap on the local sweep's share
+of the batches, to the local sweep paused, and it climbs between them on
+the measured files/s; `remote=` fixes its choice ("always": cap 1,
+"only": cap 0, or a number from 0 to 1). If the workers stop delivering
+while the local side waits for them, it resumes after 4 times their
+usual time per batch (0.25-2 s; report["stalls"]).
 
 Which cut: where fewer bytes are shipped, measured on the first batch:
 "after_fx" (workers read the files and send features) when the features
@@ -56,8 +47,8 @@ are not listed, only never missing). With no
 worker at all, the epoch runs locally. However an epoch ends (its last
 batch, an exception, or its generator closed or dropped), the thread that
 reads the workers' job has its read cancelled and is joined
-(report["remote_joined"]; `_RemoteBatches` says how), so nothing is left
-behind epoch after epoch. An Offload runs one epoch at a time: a second
+(report["remote_joined"]; rustfx._tf_internals.CancellableIterator says
+how), so nothing is left behind epoch after epoch. An Offload runs one epoch at a time: a second
 iteration while one runs raises RuntimeError.
 
 Rows are those of local FX, bit for bit: the same ops, deterministic.
@@ -71,18 +62,16 @@ import warnings
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.data.util import structure
-from tensorflow.python.eager import cancellation, context, execute
-from tensorflow.python.ops import gen_dataset_ops
 
 from rustfx import io
-from rustfx._offload_governor import _Governor
-from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, FilesPipeline, _nbytes
+from rustfx._tf_internals import CancellableIterator, CancellationManager
+from rustfx.offload_governor import Governor, check_policy
+from rustfx.files_pipeline import FilesPipeline
+from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, element_bytes
 
 __all__ = ["Offload", "offload"]
 
 CUTS = ("after_fx", "before_fx")
-REMOTE = ("when_waiting", "always", "only")
 
 
 class Offload:
@@ -107,10 +96,7 @@ class Offload:
                             f"not {type(pipe).__name__}")
         if cut is not None and cut not in CUTS:
             raise ValueError(f"cut must be one of {CUTS} or None (measured), got {cut!r}")
-        if not (remote in REMOTE or (isinstance(remote, (int, float))
-                                     and not isinstance(remote, bool) and 0 <= remote <= 1)):
-            raise ValueError(f"remote must be one of {REMOTE} or a local cap from 0 to 1, "
-                             f"got {remote!r}")
+        check_policy(remote)
         if int(patience) < 1 or int(queue_batches) < 1:
             raise ValueError("patience and queue_batches must be >= 1")
         self.pipe = pipe
@@ -134,7 +120,7 @@ class Offload:
         self.report = None
         self._built = None
         # Kept from epoch to epoch: the next starts where the last left off.
-        self._governor = _Governor(self.remote, self.patience)
+        self._governor = Governor(self.remote, self.patience)
         self._batch_seconds = None
 
     @property
@@ -148,7 +134,7 @@ class Offload:
         first = self.paths[: self.pipe.batch_size].tolist()
         contents = io.read_files(tf.constant(first, tf.string), max_bytes=self.pipe.max_bytes)
         before = int(tf.reduce_sum(tf.strings.length(contents)))
-        after = _nbytes(self.pipe.fx(contents))
+        after = element_bytes(self.pipe.fx(contents))
         return "after_fx" if after < before else "before_fx"
 
     # -- the two sides -------------------------------------------------------
@@ -227,7 +213,7 @@ class Offload:
 
         def remote():  # a thread: the workers' batches, fetched only while allowed
             try:
-                batches = _RemoteBatches(remote_dataset, state.cancel)
+                batches = CancellableIterator(remote_dataset, state.cancel)
                 if not state.start_reading():
                     return
                 while True:
@@ -265,7 +251,7 @@ class Offload:
 
         def end():
             """The epoch is over: its remote thread ends and is joined (see
-            _RemoteBatches; one still making its job is left to end when
+            CancellableIterator; one still making its job is left to end when
             the dispatcher answers, and no other is started meanwhile)."""
             if state.done.is_set():
                 return
@@ -329,7 +315,7 @@ class Offload:
                 report["seconds"] = now - start
                 cap = governor.local_cap
                 if governor.batch(len(indices), waited, now):
-                    name = _Governor.name(cap)
+                    name = Governor.name(cap)
                     report["windows"][name] = report["windows"].get(name, 0) + 1
                     report["local_cap"] = governor.local_cap
                     (state.allowed.clear if governor.local_cap is None else state.allowed.set)()
@@ -404,7 +390,7 @@ class _EpochState:
         self.allowed = threading.Event()  # the workers' batches are wanted now
         self.batch_seconds = batch_seconds  # how long the workers take per batch
         self.started = False              # the workers' job has delivered
-        self.cancel = cancellation.CancellationManager()  # ends the thread's reads
+        self.cancel = CancellationManager()  # ends the thread's reads
         self.lock = threading.Lock()
         self.reading = False              # the job is made: its reads can be cancelled
 
@@ -459,49 +445,6 @@ def _join(thread, seconds, warn):
                       f"{seconds:.0f} s of the epoch's end; left running",
                       RuntimeWarning, stacklevel=3)
     return not thread.is_alive()
-
-
-class _RemoteBatches:
-    """The batches of one iteration of a tf.data service dataset (a new
-    job), read by ops that `cancel` (a CancellationManager) ends from
-    another thread.
-
-    Why: with a worker dead mid-epoch, TF's client (2.16-2.21,
-    "distributed_epoch") waits inside IteratorGetNext for it to come back,
-    forever. A thread blocked there never ends, deleting the iterator
-    does not end it (the running op holds the iterator resource), and
-    distribute() has no timeout. So next() runs IteratorGetNext itself
-    under `cancel`, as tf.function's cancellable calls do: cancelling it
-    cancels the iterator (its job's client stops its RPCs and threads) and
-    the op raises CancelledError; the thread then ends, and its iterator
-    is freed. (Measured with a worker killed mid-epoch: before, each
-    epoch left a thread and 9 of TF's; after, none.) With the dispatcher
-    down, the client waits inside MakeIterator (the job's creation)
-    instead, and cancelling that blocks (see _EpochState.finish). Not
-    CancellationManager.get_cancelable_function: it sets one context for
-    every thread of the process while the call blocks, so the trainer's
-    own functions would be cancelled with it."""
-
-    def __init__(self, dataset, cancel):
-        self._dataset, self._cancel = dataset, cancel  # the dataset outlives its iterator
-        self._spec = dataset.element_spec
-        types = structure.get_flat_tensor_types(self._spec)
-        shapes = structure.get_flat_tensor_shapes(self._spec)
-        self._resource = gen_dataset_ops.anonymous_iterator_v3(
-            output_types=types, output_shapes=shapes)
-        self._attrs = ("output_types", [execute.make_type(t, "output_types") for t in types],
-                       "output_shapes", [execute.make_shape(s, "output_shapes") for s in shapes])
-        gen_dataset_ops.make_iterator(dataset._variant_tensor, self._resource)
-
-    def next(self):
-        """The next element, None at the end."""
-        try:
-            flat = execute.execute_with_cancellation(
-                b"IteratorGetNext", len(self._attrs[1]), [self._resource], self._attrs,
-                context.context(), self._cancel)
-        except tf.errors.OutOfRangeError:
-            return None
-        return structure.from_compatible_tensor_list(self._spec, flat)
 
 
 def offload(pipe, dispatcher=None, **kwargs):

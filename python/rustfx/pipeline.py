@@ -55,7 +55,6 @@ The recommendation (`recommend`, a pure function of the figures):
 
 import collections
 import math
-import os
 import statistics
 import time
 
@@ -64,6 +63,7 @@ import numpy as np
 import tensorflow as tf
 
 from rustfx import io
+from rustfx.files_pipeline import FilesPipeline, from_files
 
 __all__ = ["profile", "from_files", "FilesPipeline", "Profile", "Stage", "Sample",
            "Recommendation", "recommend", "StallCallback"]
@@ -122,10 +122,11 @@ def recommend(*, stall, median_wait, local, ceiling, per_worker=None, bytes_befo
         reasons.append(f"the trainer waits {stall:.1%} of the time, below {stall_threshold:.0%}")
         return Recommendation("nothing", 0, None, reasons)
     if median_wait <= NOT_INPUT_BOUND_SECONDS:
-        reasons.append(f"the median next() returns in {_us(median_wait)}: not input-bound "
-                       f"(<= 50 us, TF's guide), though waits add up to {stall:.1%}")
+        reasons.append(f"the median next() returns in {duration_text(median_wait)}: not "
+                       f"input-bound (<= 50 us, TF's guide), though waits add up to {stall:.1%}")
         return Recommendation("nothing", 0, None, reasons)
-    reasons.append(f"the trainer waits {stall:.1%} of the time, median next() {_us(median_wait)}")
+    reasons.append(f"the trainer waits {stall:.1%} of the time, "
+                   f"median next() {duration_text(median_wait)}")
     workers = 0
     if ratio is not None:
         reasons.append(f"ceiling {ceiling:,.1f} elements/s with input free, local "
@@ -178,70 +179,11 @@ def _feature_cache_speed(floor, local):
             f"key='stat' reads no file")
 
 
-def _us(seconds):
+def duration_text(seconds):
     return f"{seconds * 1e6:,.0f} us" if seconds < 0.01 else f"{seconds * 1e3:,.1f} ms"
 
 
-class FilesPipeline:
-    """The rustfx pipeline `from_tensor_slices(paths).batch(batch_size)
-    .map(lambda p: fx(rustfx.files(p, max_bytes=...)))` with its parts
-    kept, so `profile` can time each stage alone. `fx` takes what any rustfx
-    extractor takes (a `rustfx.files(...)` or a tf.string tensor of
-    contents) and returns the features."""
-
-    def __init__(self, paths, fx, batch_size=32, *, max_bytes=io.DEFAULT_MAX_BYTES,
-                 num_parallel_calls=tf.data.AUTOTUNE, prefetch=tf.data.AUTOTUNE):
-        # Bytes, as everywhere in rustfx: a name that is not UTF-8 keeps them.
-        self.paths = [bytes(os.fsencode(p)) for p in paths]
-        self.fx, self.batch_size, self.max_bytes = fx, int(batch_size), max_bytes
-        self.num_parallel_calls, self.prefetch = num_parallel_calls, prefetch
-
-    def _batches(self, paths=None):
-        return tf.data.Dataset.from_tensor_slices(
-            tf.constant(self.paths if paths is None else paths, tf.string)).batch(self.batch_size)
-
-    def dataset(self, paths=None):
-        """The pipeline as a tf.data.Dataset (of `paths`, default all)."""
-        fx, max_bytes = self.fx, self.max_bytes
-        return self._batches(paths).map(lambda p: fx(io.files(p, max_bytes=max_bytes)),
-                                        num_parallel_calls=self.num_parallel_calls
-                                        ).prefetch(self.prefetch)
-
-    def stages(self, count):
-        """(stages, bytes_before_fx, contents of the first batch): reading,
-        FX and batching timed alone on the first `count` files."""
-        paths = self.paths[:count]
-        npc = self.num_parallel_calls
-        max_bytes = self.max_bytes
-        read, contents = _timed(self._batches(paths).map(
-            lambda p: io.read_files(p, max_bytes=max_bytes), num_parallel_calls=npc
-        ).prefetch(self.prefetch), keep=True)
-        flat = [c for batch in contents for c in batch]
-        before = sum(len(c) for c in flat) / max(1, len(flat))
-        in_memory = tf.data.Dataset.from_tensor_slices(tf.constant(flat, tf.string)).batch(
-            self.batch_size).map(self.fx, num_parallel_calls=npc).prefetch(self.prefetch)
-        fx, _ = _timed(in_memory)
-        batching, _ = _timed(self._batches(paths))
-        whole, _ = _timed(self.dataset(paths))
-        floor, _ = _timed(self._batches(paths).map(
-            lambda p: io.content_key(io.read_files(p, max_bytes=max_bytes)),
-            num_parallel_calls=npc).prefetch(self.prefetch))
-        return ([Stage("read", *read, "rustfx.read_files on batches of paths"),
-                 Stage("fx", *fx, "fx on the contents, in memory"),
-                 Stage("batch", *batching, "from_tensor_slices(paths).batch(n) alone"),
-                 Stage("pipeline", *whole, "the whole pipeline, no trainer"),
-                 Stage("cache_floor", *floor, "read and hash (rustfx.content_key): the most "
-                       "a warm rustfx.FeatureCache epoch gives")],
-                before, contents[0] if contents else [])
-
-
-def from_files(paths, fx, batch_size=32, **kwargs):
-    """A FilesPipeline (see there): `fx(rustfx.files(batch of paths))` per
-    batch; `.dataset()` is what to train on, `profile(...)` times its parts."""
-    return FilesPipeline(paths, fx, batch_size, **kwargs)
-
-
-def _rows(element):
+def element_rows(element):
     """Elements in a batch: the leading dimension of its first tensor."""
     for leaf in tf.nest.flatten(element, expand_composites=False):
         shape = leaf.shape
@@ -249,7 +191,7 @@ def _rows(element):
     return 1
 
 
-def _nbytes(element):
+def element_bytes(element):
     """Bytes a (possibly nested, ragged or sparse) element holds."""
     total = 0
     for leaf in tf.nest.flatten(element, expand_composites=True):
@@ -274,15 +216,44 @@ def _timed(dataset, keep=False):
         kept.append(list(first.numpy()))
     start, elements = time.perf_counter(), 0
     for batch in it:
-        elements += _rows(batch)
+        elements += element_rows(batch)
         if keep:
             kept.append(list(batch.numpy()))
     seconds = time.perf_counter() - start
     if elements == 0:  # one batch only: time it whole
         start = time.perf_counter()
-        elements = sum(_rows(b) for b in dataset)
+        elements = sum(element_rows(b) for b in dataset)
         seconds = time.perf_counter() - start
     return (elements / seconds if seconds > 0 else float("inf"), elements, seconds), kept
+
+
+def time_stages(pipe, count):
+    """(stages, bytes_before_fx, contents of the first batch) of `pipe`, a
+    FilesPipeline: reading, FX and batching timed alone on its first
+    `count` files."""
+    paths = pipe.paths[:count]
+    npc = pipe.num_parallel_calls
+    max_bytes = pipe.max_bytes
+    read, contents = _timed(pipe.batches(paths).map(
+        lambda p: io.read_files(p, max_bytes=max_bytes), num_parallel_calls=npc
+    ).prefetch(pipe.prefetch), keep=True)
+    flat = [c for batch in contents for c in batch]
+    before = sum(len(c) for c in flat) / max(1, len(flat))
+    in_memory = tf.data.Dataset.from_tensor_slices(tf.constant(flat, tf.string)).batch(
+        pipe.batch_size).map(pipe.fx, num_parallel_calls=npc).prefetch(pipe.prefetch)
+    fx, _ = _timed(in_memory)
+    batching, _ = _timed(pipe.batches(paths))
+    whole, _ = _timed(pipe.dataset(paths))
+    floor, _ = _timed(pipe.batches(paths).map(
+        lambda p: io.content_key(io.read_files(p, max_bytes=max_bytes)),
+        num_parallel_calls=npc).prefetch(pipe.prefetch))
+    return ([Stage("read", *read, "rustfx.read_files on batches of paths"),
+             Stage("fx", *fx, "fx on the contents, in memory"),
+             Stage("batch", *batching, "from_tensor_slices(paths).batch(n) alone"),
+             Stage("pipeline", *whole, "the whole pipeline, no trainer"),
+             Stage("cache_floor", *floor, "read and hash (rustfx.content_key): the most "
+                   "a warm rustfx.FeatureCache epoch gives")],
+            before, contents[0] if contents else [])
 
 
 def _step_function(step):
@@ -315,7 +286,7 @@ def _consume(dataset, step, steps, warmup):
         if i >= warmup:
             origin = t0 if origin is None else origin
             samples.append(Sample(t0 - origin, t1 - t0, t2 - t1))
-            rows += _rows(element)
+            rows += element_rows(element)
     wall = time.perf_counter() - origin if origin is not None else 0.0
     return samples, rows, wall, first
 
@@ -404,7 +375,7 @@ class Profile:
         lines = [f"consumer: {self.elements_per_second:,.1f} elements/s, "
                  f"{self.batches_per_second:,.2f} batches/s ({len(self.samples)} steps)",
                  f"stall: {self.stall:.1%} of {self.wall_seconds:.2f} s waiting, "
-                 f"median next() {_us(self.median_wait)}"]
+                 f"median next() {duration_text(self.median_wait)}"]
         if self.ceiling_elements_per_second is not None:
             lines.append(f"ceiling (input free): {self.ceiling_elements_per_second:,.1f} "
                          f"elements/s, {self.ceiling_batches_per_second:,.2f} batches/s")
@@ -463,16 +434,16 @@ def profile(dataset, step=0.0, steps=50, *, warmup=2, ceiling_steps=None, epochs
                                             ceiling_steps, 2)
     ceiling_batches = len(c_samples) / c_wall if c_wall > 0 else float("inf")
     ceiling_rows = c_rows / c_wall if c_wall > 0 else float("inf")
-    bytes_after = _nbytes(first) / max(1, _rows(first))
+    bytes_after = element_bytes(first) / max(1, element_rows(first))
     stages, before = (), None
     if parts:
-        stages, before, contents = parts.stages((warmup + steps) * parts.batch_size)
+        stages, before, contents = time_stages(parts, (warmup + steps) * parts.batch_size)
         elements = len(parts.paths)
         batch = tf.constant(contents, tf.string)
         deterministic = _same(parts.fx(batch), parts.fx(batch))
     else:
         batches = int(ds.cardinality())
-        elements = batches * _rows(first) if batches > 0 else None
+        elements = batches * element_rows(first) if batches > 0 else None
         a, b = (next(iter(ds)) for _ in range(2))
         deterministic = _same(a, b)
     if cache_bytes is None:
@@ -486,7 +457,7 @@ def profile(dataset, step=0.0, steps=50, *, warmup=2, ceiling_steps=None, epochs
 
 
 def _graph_nbytes(element):
-    """In a graph: the bytes of an element (as _nbytes), and its rows."""
+    """In a graph: the bytes of an element (as element_bytes), and its rows."""
     leaves = tf.nest.flatten(element, expand_composites=True)
     total = tf.constant(0, tf.int64)
     for leaf in leaves:

@@ -36,7 +36,7 @@ import re
 import keras
 import numpy as np
 
-from rustfx.layers import _Extractor
+from rustfx.layers import ExtractorLayer
 
 __all__ = ["export", "ExportError", "FORMAT", "FORMAT_VERSION"]
 
@@ -123,25 +123,25 @@ def _features(model, raw):
     extractor_outputs = {}
     for node in nodes:
         layer = node.operation
-        if isinstance(layer, _Extractor):
+        if isinstance(layer, ExtractorLayer):
             if len(node.input_tensors) != 1 or node.input_tensors[0] is not raw:
                 raise ExportError(f"{_describe(layer)} does not read the model input "
                                   f"'{raw.name}'; in a sensor model every rustfx layer "
                                   "reads the raw bytes")
-            if layer._files is not None:
+            if layer.files is not None:
                 raise ExportError(f"{_describe(layer)} reads files (files=...); the sensor "
                                   "reads the files itself and feeds their bytes: drop files=")
             extractor_outputs[id(node.output_tensors[0])] = (layer, node.output_tensors[0])
     for node in nodes:
         layer = node.operation
-        if not isinstance(layer, _Extractor) and any(t is raw for t in node.input_tensors):
+        if not isinstance(layer, ExtractorLayer) and any(t is raw for t in node.input_tensors):
             raise ExportError(f"{_describe(layer)} takes the raw bytes '{raw.name}'; only "
                               "rustfx layers may: the rest of the model runs in ONNX, which "
                               "has no string ops")
     used = {}
     for node in nodes:
         for tensor in node.input_tensors:
-            if id(tensor) in extractor_outputs and not isinstance(node.operation, _Extractor):
+            if id(tensor) in extractor_outputs and not isinstance(node.operation, ExtractorLayer):
                 used[id(tensor)] = extractor_outputs[id(tensor)]
                 layer = extractor_outputs[id(tensor)][0]
                 rows = layer.spec.rows

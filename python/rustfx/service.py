@@ -30,6 +30,7 @@ import threading
 import tensorflow as tf
 
 import rustfx  # noqa: F401  (registers the ops in this process)
+from rustfx._tf_internals import bound_port
 
 service = tf.data.experimental.service
 
@@ -56,13 +57,6 @@ def start_worker(dispatcher_address, port=0, worker_address=None,
         worker_address=worker_address,
         heartbeat_interval_ms=heartbeat_interval_ms)
     return service.WorkerServer(config)
-
-
-def _bound_port(server):
-    # DispatchServer.target is "grpc://localhost:PORT"; WorkerServer has no
-    # public accessor, its _address is "localhost:PORT".
-    address = server.target if hasattr(server, "target") else server._address
-    return int(address.rsplit(":", 1)[1])
 
 
 def _parser():
@@ -112,12 +106,12 @@ def main(argv=None):
         server = start_dispatcher(args.port, args.work_dir,
                                   args.worker_timeout_ms)
         print(f"rustfx tf.data service dispatcher started on port "
-              f"{_bound_port(server)}", flush=True)
+              f"{bound_port(server)}", flush=True)
     else:
         server = start_worker(args.dispatcher, args.port, args.worker_address,
                               args.heartbeat_interval_ms)
         print(f"rustfx tf.data service worker started on port "
-              f"{_bound_port(server)}, dispatcher {args.dispatcher}",
+              f"{bound_port(server)}, dispatcher {args.dispatcher}",
               flush=True)
     while not stopping.wait(0.5):
         pass

@@ -34,7 +34,7 @@ class FeatureSpec(rustfx_core.FeatureSpec):
     tf.errors.InvalidArgumentError (the core's message)."""
 
     __slots__ = ()
-    _refused = staticmethod(invalid)
+    refusal = staticmethod(invalid)
 
 
 @no_autograph

@@ -6,7 +6,7 @@ throughputs, in inline SVG drawn by hand (no library, no script).
 import html
 import math
 
-from rustfx.pipeline import Sample, _us
+from rustfx.pipeline import Sample, duration_text
 
 # The picture: inline SVG, drawn by hand (no library, no script).
 WAIT_COLOUR, STEP_COLOUR, STALL_COLOUR = "#d62728", "#1f77b4", "#111111"
@@ -28,10 +28,10 @@ def _svg_steps(p, width=960, height=300):
         hw, hs = h * s.wait / longest, h * s.step / longest
         parts.append(f'<rect class="wait" x="{x:.2f}" y="{pad_t + h - hw:.2f}" '
                      f'width="{max(bar * 0.9, 0.5):.2f}" height="{hw:.2f}" fill="{WAIT_COLOUR}">'
-                     f'<title>step {i}: wait {_us(s.wait)}</title></rect>')
+                     f'<title>step {i}: wait {duration_text(s.wait)}</title></rect>')
         parts.append(f'<rect class="step" x="{x:.2f}" y="{pad_t + h - hw - hs:.2f}" '
                      f'width="{max(bar * 0.9, 0.5):.2f}" height="{hs:.2f}" fill="{STEP_COLOUR}">'
-                     f'<title>step {i}: step {_us(s.step)}</title></rect>')
+                     f'<title>step {i}: step {duration_text(s.step)}</title></rect>')
     # Rolling stall (window of 10 steps), on a 0-100% scale.
     points, window = [], 10
     for i in range(n):
@@ -42,7 +42,7 @@ def _svg_steps(p, width=960, height=300):
     parts.append(f'<polyline class="stall" points="{" ".join(points)}" fill="none" '
                  f'stroke="{STALL_COLOUR}" stroke-width="2"/>')
     parts.append(f'<text x="{pad_l - 6}" y="{pad_t + 10}" text-anchor="end" font-size="11">'
-                 f'{_us(longest)}</text>')
+                 f'{duration_text(longest)}</text>')
     parts.append(f'<text x="{pad_l - 6}" y="{pad_t + h}" text-anchor="end" font-size="11">0</text>')
     parts.append(f'<text x="{pad_l + w + 4}" y="{pad_t + 10}" font-size="11">100%</text>')
     parts.append(f'<text x="{pad_l + w + 4}" y="{pad_t + h}" font-size="11">0%</text>')

@@ -110,7 +110,7 @@ def explain(spec, contents, *, max_contributions=None, max_text_bytes=None,
     does not explain: why") raises ValueError with the core's message, or
     the spec class's refusal (rustfx.FeatureSpec: tf.errors.
     InvalidArgumentError), as FeatureSpec does. Needs pandas."""
-    refused = spec._refused if isinstance(spec, FeatureSpec) else ValueError
+    refused = spec.refusal if isinstance(spec, FeatureSpec) else ValueError
     spec = FeatureSpec.from_json(spec)
     caps = (_cap(max_contributions, "max_contributions", refused),
             _cap(max_text_bytes, "max_text_bytes", refused))

@@ -12,7 +12,7 @@ Rust API accept and refuse exactly the same specs, with the same messages.
 
 No TensorFlow here: a refusal is a ValueError with the core's message.
 rustfx.FeatureSpec is this class with TensorFlow's InvalidArgumentError
-instead (its `_refused`), and either is accepted wherever a spec is. A
+instead (its `refusal`), and either is accepted wherever a spec is. A
 spec made by a rustfx whose output version of that extractor differs from
 this one's is refused when it is loaded: its features are not this
 build's.
@@ -77,7 +77,7 @@ class FeatureSpec:
 
     #: The exception of a refusal, from the core's message (rustfx.spec's
     #: subclass makes it TensorFlow's InvalidArgumentError).
-    _refused = ValueError
+    refusal = ValueError
 
     def __init__(self, extractor, **params):
         # The wrappers build a spec on every call: a built spec is reused
@@ -94,7 +94,7 @@ class FeatureSpec:
             try:
                 canonical = _canonical(_dumps({"extractor": extractor, "params": params}))
             except ValueError as e:
-                raise self._refused(str(e)) from None
+                raise self.refusal(str(e)) from None
             cached = (canonical, json.loads(canonical))
             if key is not None and len(_BUILT) < 4096:
                 _BUILT[key] = cached
@@ -119,7 +119,7 @@ class FeatureSpec:
                                  f"{type(spec).__name__}")
             self._json = _canonical(spec)
         except ValueError as e:
-            raise cls._refused(str(e)) from None
+            raise cls.refusal(str(e)) from None
         self._dict = json.loads(self._json)
         return self
 
@@ -164,7 +164,7 @@ class FeatureSpec:
         try:
             return _abi.spec_query("feature_names", self._json)
         except ValueError as e:
-            raise self._refused(str(e)) from None
+            raise self.refusal(str(e)) from None
 
     def __eq__(self, other):
         return isinstance(other, FeatureSpec) and other._json == self._json

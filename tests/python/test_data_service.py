@@ -240,7 +240,7 @@ def test_a_server_whose_stop_blocks_still_exits_on_sigterm(tmp_path):
               "        threading.Event().wait()\n"
               "s.STOP_SECONDS = 1.0\n"
               "s.start_worker = lambda *args: Stuck()\n"
-              "s._bound_port = lambda server: 1\n"
+              "s.bound_port = lambda server: 1\n"
               "sys.exit(s.main(['worker', '--dispatcher', 'localhost:1']))\n")
     log_path = tmp_path / "stuck.log"
     with open(log_path, "w") as log:

@@ -220,7 +220,7 @@ def test_from_files_and_offload_keep_the_name(bad):
     assert pipe.paths == [path, path]
     rows = np.concatenate([b.numpy() for b in pipe.dataset()])
     assert rows.tobytes() == np.stack([histogram(), histogram()]).tobytes()
-    stages, _, contents = pipe.stages(2)
+    stages, _, contents = rustfx.pipeline.time_stages(pipe, 2)
     assert list(contents) == [CONTENTS, CONTENTS] and {s.name for s in stages} >= {"read"}
     off = rustfx.offload(pipe, None, labels=np.arange(2))
     got = [(r.numpy(), int(label)) for rows, labels in off for r, label in zip(rows, labels)]

@@ -172,8 +172,8 @@ def test_keras_fit_and_a_custom_loop_on_the_dataset(worker):
 def simulate(rate_of_cap, windows=600):
     """The arms a governor runs over `windows` one-batch windows whose
     files/s is rate_of_cap(local cap) (None: the local sweep alone)."""
-    from rustfx.offload import _Governor
-    governor, now, runs = _Governor("when_waiting", window=1, now=0.0), 0.0, []
+    from rustfx.offload_governor import Governor
+    governor, now, runs = Governor("when_waiting", window=1, now=0.0), 0.0, []
     for _ in range(windows):
         runs.append(governor.local_cap)
         now += 1.0 / rate_of_cap(governor.local_cap)
@@ -186,24 +186,24 @@ def test_the_governor_climbs_to_the_fastest_split(best):
     # files/s peaks at the local cap `best` (None: the workers cost more than
     # they give), 10% lower per arm away from it. Most windows must run it;
     # the rest are the probes that keep measuring.
-    from rustfx.offload import _Governor
-    arms = _Governor.ARMS
+    from rustfx.offload_governor import Governor
+    arms = Governor.ARMS
     runs = simulate(lambda cap: 1.0 - 0.1 * abs(arms.index(cap) - arms.index(best)))
     assert runs.count(best) > 0.8 * len(runs), {a: runs.count(a) for a in arms}
 
 
 def test_the_governor_stays_local_unless_the_workers_pay_5_percent():
-    from rustfx.offload import _Governor
+    from rustfx.offload_governor import Governor
     runs = simulate(lambda cap: 1.0 if cap is None else 1.03)
-    assert runs.count(None) > 0.8 * len(runs), {a: runs.count(a) for a in _Governor.ARMS}
-    idle = _Governor("when_waiting", window=1, now=0.0)
+    assert runs.count(None) > 0.8 * len(runs), {a: runs.count(a) for a in Governor.ARMS}
+    idle = Governor("when_waiting", window=1, now=0.0)
     idle.batch(1, False, 1.0)
     assert idle.local_cap is None  # the trainer did not wait: no workers
 
 
 def test_the_governor_resumes_the_local_sweep_when_the_workers_stall_or_end():
-    from rustfx.offload import _Governor
-    governor = _Governor("only", window=4, now=0.0)
+    from rustfx.offload_governor import Governor
+    governor = Governor("only", window=4, now=0.0)
     assert governor.local_cap == 0.0  # the local sweep paused
     governor.stalled(1.0)
     assert governor.local_cap == 1.0  # both sides as they come

@@ -22,6 +22,9 @@
 //! if nothing could run (arguments, op library, model, signature).
 
 #![deny(unsafe_code)]
+// Each `unsafe` block says why it is sound, and an `unsafe fn` says what
+// its caller must ensure (`# Safety`); clippy checks both.
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 // TensorFlow's C API, made safe; its `unsafe` code is in `tf_c_api::ffi`,
 // which alone allows it (each block with a SAFETY comment).

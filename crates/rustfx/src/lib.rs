@@ -15,6 +15,10 @@
 // block function after detecting the CPU features at run time (the only
 // precondition of a `target_feature` function).
 #![deny(unsafe_code)]
+// Each of those `unsafe` blocks says why it is sound, and an `unsafe fn`
+// says what its caller must ensure (`# Safety`); clippy checks both
+// (clippy.toml: private functions too).
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 pub mod batch;
 pub mod byte_features;

@@ -209,6 +209,13 @@ fn compress_sha_ni(state: &mut [u32; 8], blocks: &[u8]) {
     }
 }
 
+/// The blocks of [`compress_sha_ni`], in the SHA extensions.
+///
+/// # Safety
+///
+/// Safe to call only from code compiled with these target features;
+/// elsewhere (an `unsafe` call), the CPU must have SHA, SSE2, SSSE3 and
+/// SSE4.1 (what `has_sha_ni` detects).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
 fn sha_ni_blocks(state: &mut [u32; 8], blocks: &[u8]) {
@@ -301,6 +308,13 @@ fn compress_arm_sha2(state: &mut [u32; 8], blocks: &[u8]) {
     }
 }
 
+/// The blocks of [`compress_arm_sha2`], in the ARMv8 SHA2 instructions.
+///
+/// # Safety
+///
+/// Safe to call only from code compiled with these target features;
+/// elsewhere (an `unsafe` call), the CPU must have NEON and SHA2 (what
+/// `has_arm_sha2` detects).
 #[cfg(target_arch = "aarch64")]
 #[target_feature(enable = "neon,sha2")]
 fn arm_sha2_blocks(state: &mut [u32; 8], blocks: &[u8]) {

@@ -3,8 +3,9 @@
 //!
 //! Checks: no panic; the same result for the same bytes at every alignment
 //! (the input is copied into a buffer at offsets 1..=15); `murmur3_x86_32`
-//! equals a straightforward transcription of Austin Appleby's reference
-//! MurmurHash3_x86_32 (seed taken from the input); both are deterministic
+//! equals the core's oracle, a straightforward transcription of Austin
+//! Appleby's reference MurmurHash3_x86_32 (`rustfx::oracles::murmur3`;
+//! seed taken from the input); both are deterministic
 //! (no hidden state); `Fingerprint64Batch` (AVX-512 lanes where the CPU has
 //! them) gives `fingerprint64` of every substring pushed, padded with
 //! whatever follows it in the input.
@@ -12,48 +13,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rustfx::hashing::{fingerprint64, murmur3_x86_32, Fingerprint64Batch, FINGERPRINT64_BATCH};
-
-/// MurmurHash3_x86_32 exactly as in the reference C++ (MurmurHash3.cpp).
-fn murmur3_reference(data: &[u8], seed: u32) -> u32 {
-    const C1: u32 = 0xcc9e2d51;
-    const C2: u32 = 0x1b873593;
-    let nblocks = data.len() / 4;
-    let mut h1 = seed;
-    for i in 0..nblocks {
-        let b = &data[i * 4..i * 4 + 4];
-        let mut k1 =
-            u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16 | u32::from(b[3]) << 24;
-        k1 = k1.wrapping_mul(C1);
-        k1 = k1.rotate_left(15);
-        k1 = k1.wrapping_mul(C2);
-        h1 ^= k1;
-        h1 = h1.rotate_left(13);
-        h1 = h1.wrapping_mul(5).wrapping_add(0xe6546b64);
-    }
-    let tail = &data[nblocks * 4..];
-    let mut k1: u32 = 0;
-    // The reference's switch with fall-through.
-    if tail.len() >= 3 {
-        k1 ^= u32::from(tail[2]) << 16;
-    }
-    if tail.len() >= 2 {
-        k1 ^= u32::from(tail[1]) << 8;
-    }
-    if !tail.is_empty() {
-        k1 ^= u32::from(tail[0]);
-        k1 = k1.wrapping_mul(C1);
-        k1 = k1.rotate_left(15);
-        k1 = k1.wrapping_mul(C2);
-        h1 ^= k1;
-    }
-    h1 ^= data.len() as u32;
-    h1 ^= h1 >> 16;
-    h1 = h1.wrapping_mul(0x85ebca6b);
-    h1 ^= h1 >> 13;
-    h1 = h1.wrapping_mul(0xc2b2ae35);
-    h1 ^= h1 >> 16;
-    h1
-}
+use rustfx::oracles::murmur3;
 
 fuzz_target!(|data: &[u8]| {
     let fp = fingerprint64(data);
@@ -63,8 +23,8 @@ fuzz_target!(|data: &[u8]| {
     let mm0 = murmur3_x86_32(data, 0);
     let mms = murmur3_x86_32(data, seed);
 
-    assert_eq!(mm0, murmur3_reference(data, 0));
-    assert_eq!(mms, murmur3_reference(data, seed));
+    assert_eq!(mm0, murmur3::murmur3_x86_32(data, 0));
+    assert_eq!(mms, murmur3::murmur3_x86_32(data, seed));
     assert_eq!(
         fp,
         fingerprint64(data),
@@ -114,7 +74,7 @@ fuzz_target!(|data: &[u8]| {
     ] {
         if let Some(p) = data.get(..len) {
             let _ = fingerprint64(p);
-            assert_eq!(murmur3_x86_32(p, seed), murmur3_reference(p, seed));
+            assert_eq!(murmur3_x86_32(p, seed), murmur3::murmur3_x86_32(p, seed));
         }
     }
 });

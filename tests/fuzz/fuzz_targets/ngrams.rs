@@ -7,8 +7,9 @@
 //! - every id is in `0..num_buckets`, and equals `bucket(gram)` of the gram
 //!   `for_each_gram` yields at the same position;
 //! - `value_bound`, where there is one, is at least the number of ids;
-//! - the number of grams matches a naive count for the `byte`, `char` and
-//!   `whitespace` tokenizers (and the grams themselves for `byte`);
+//! - the grams and their ids equal the core's oracle
+//!   (`rustfx::oracles::ngrams`, what the unit tests compare with) for every
+//!   tokenizer;
 //! - `sequence` writes `min(ids, len)` ids equal to the prefix of `ids` and
 //!   fills the rest with the pad;
 //! - `counts` gives sorted, distinct indices `< num_buckets`, exactly the
@@ -25,6 +26,7 @@ use rustfx::ngrams::{
     CountOptions, HashFamily, NgramConfig, NgramCounter, NgramCounts, NgramHasher, NgramSequence,
     Norm, Tokenizer, MAX_DENSE_BUCKETS, MAX_MURMUR3_BUCKETS, MAX_NGRAM_WIDTH, MAX_NGRAM_WIDTHS,
 };
+use rustfx::oracles;
 use rustfx::output::SparseRow;
 use rustfx::ErrorKind;
 use std::ops::ControlFlow;
@@ -111,25 +113,6 @@ fn config_is_valid(c: &NgramConfig) -> bool {
     buckets_ok && widths_ok
 }
 
-/// Naive number of grams, for the tokenizers where it is simple to state.
-fn expected_gram_count(c: &NgramConfig, doc: &[u8]) -> Option<usize> {
-    let units = match c.tokenizer {
-        Tokenizer::Byte => doc.len(),
-        Tokenizer::Char => String::from_utf8_lossy(doc).chars().count(),
-        Tokenizer::Whitespace => doc
-            .split(|&b| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
-            .filter(|t| !t.is_empty())
-            .count(),
-        _ => return None,
-    };
-    Some(
-        c.widths
-            .iter()
-            .map(|&w| (units + 1).saturating_sub(w))
-            .sum(),
-    )
-}
-
 fuzz_target!(|input: Input| {
     let config = NgramConfig {
         tokenizer: tokenizer(input.tokenizer),
@@ -176,28 +159,22 @@ fuzz_target!(|input: Input| {
             assert_eq!(b.sign, 1);
         }
     }
-    if let Some(expected) = expected_gram_count(&config, doc) {
-        assert_eq!(ids.len(), expected, "gram count for {config:?}");
-    }
+    // The grams themselves and their ids: the core's oracle (every window
+    // of each width over the tokens, the definitions the unit tests
+    // compare with).
+    let want = oracles::ngrams::grams(&config, doc);
+    assert_eq!(grams, want, "grams for {config:?}");
+    let want_ids: Vec<i64> = want
+        .iter()
+        .map(|g| oracles::ngrams::bucket(config.hash, n, g).0 as i64)
+        .collect();
+    assert_eq!(ids, want_ids, "ids for {config:?}");
     // What a kernel sizes its output by when it cannot count: a bound.
     {
         use rustfx::extractor::RaggedExtractor;
         if let Some(bound) = hasher.value_bound(doc) {
             assert!(bound >= ids.len(), "bound {bound} < {} ids", ids.len());
         }
-    }
-    if config.tokenizer == Tokenizer::Byte {
-        let text = if config.lowercase {
-            doc.to_ascii_lowercase()
-        } else {
-            doc.to_vec()
-        };
-        let naive: Vec<Vec<u8>> = config
-            .widths
-            .iter()
-            .flat_map(|&w| text.windows(w).map(<[u8]>::to_vec).collect::<Vec<_>>())
-            .collect();
-        assert_eq!(grams, naive);
     }
 
     // Early break of for_each_gram: stops after exactly k grams.

@@ -24,6 +24,8 @@
 //! op given `rustfx.files` does) gives the same bytes through a reused
 //! buffer, the same error, or with on_error="empty" an empty document.
 #![no_main]
+// Each `unsafe` block says why it is sound (clippy checks it).
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 use libfuzzer_sys::fuzz_target;
 use rustfx::read::{

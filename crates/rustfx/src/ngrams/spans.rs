@@ -2,7 +2,7 @@
 //! explanations (`explain`).
 //!
 //! A separate, simple walk, written from the definitions (those of
-//! `tests/naive.rs`) rather than from the streaming paths: each
+//! `crate::oracles::ngrams`) rather than from the streaming paths: each
 //! tokenizer's units (tokens or characters) come one at a time, each with
 //! its text as the extractor sees it (lowercased) and the byte range of the
 //! document it comes from, and each width is a pass of its own with a

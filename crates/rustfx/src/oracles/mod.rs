@@ -7,5 +7,9 @@
 //! exists once and a fix to one reaches both kinds of test. Nothing here is
 //! meant for production use: the functions are slow and allocate freely.
 
+pub mod byte_features;
 pub mod byte_sequence;
+pub mod murmur3;
+pub mod ngrams;
 pub mod printable_strings;
+pub mod unicode_lower;

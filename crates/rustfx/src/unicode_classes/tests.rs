@@ -1,4 +1,5 @@
 use super::*;
+use crate::oracles::unicode_lower::str_lower as reference_lower;
 
 fn lower_char(c: char) -> String {
     let mut out = String::new();
@@ -154,34 +155,6 @@ fn str_lower_final_sigma() {
     let mut out = String::from("keep:");
     python_str_lower("ABC", &mut out);
     assert_eq!(out, "keep:abc");
-}
-
-/// CPython's `do_lower` over a code point array, transcribed naively.
-fn reference_lower(s: &str) -> String {
-    let cs: Vec<char> = s.chars().collect();
-    let mut out = String::new();
-    for (i, &c) in cs.iter().enumerate() {
-        if c != CAPITAL_SIGMA {
-            python_lower(c, &mut out);
-            continue;
-        }
-        let mut j = i;
-        let mut prev = None;
-        while j > 0 {
-            j -= 1;
-            if !is_case_ignorable(cs[j]) {
-                prev = Some(cs[j]);
-                break;
-            }
-        }
-        let mut fin = prev.is_some_and(is_cased);
-        if fin {
-            let next = cs[i + 1..].iter().find(|&&c| !is_case_ignorable(c));
-            fin = next.is_none_or(|&c| !is_cased(c));
-        }
-        out.push(if fin { SMALL_FINAL_SIGMA } else { SMALL_SIGMA });
-    }
-    out
 }
 
 proptest::proptest! {

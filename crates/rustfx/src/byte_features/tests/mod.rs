@@ -8,10 +8,10 @@
 
 use super::counting::{byte_counts, nibble_counts};
 use super::entropy_histogram::Overlap;
-use super::naive::*;
 use super::numpy::*;
 use super::strings::*;
 use super::*;
+use crate::oracles::byte_features::*;
 use proptest::prelude::*;
 
 mod counts;
@@ -169,11 +169,4 @@ fn scanned_strings(data: &[u8]) -> Vec<&[u8]> {
     let mut strings = Vec::new();
     super::string_statistics(data, |s| strings.push(s));
     strings
-}
-
-/// The regex `[\x20-\x7f]{5,}` over bytes, its definition written out.
-fn naive_strings(data: &[u8]) -> Vec<&[u8]> {
-    data.split(|b| !(0x20..=0x7f).contains(b))
-        .filter(|run| run.len() >= 5)
-        .collect()
 }

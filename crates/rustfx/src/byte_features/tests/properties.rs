@@ -38,7 +38,7 @@ proptest! {
     ) {
         let data = tokens.concat();
         check_all(&data, &[(window, step)]);
-        prop_assert_eq!(scanned_strings(&data), naive_strings(&data));
+        prop_assert_eq!(scanned_strings(&data), oracle_strings(&data));
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! The naive oracles: the most obvious loops over EMBER's definitions, and
-//! numpy's summation transcribed with indices, written independently of the
-//! optimised code that the tests compare with them.
+//! EMBER's byte features, for [`crate::byte_features`]: the most obvious
+//! loops over EMBER's definitions (byte and nibble counts, entropy,
+//! printable runs, the string features), and numpy's summation transcribed
+//! with indices, written independently of the optimised code that the
+//! tests compare with them.
 
-use super::EmptyInput;
+use crate::byte_features::EmptyInput;
 use core::ops::Add;
 
 /// numpy's pairwise sum, transcribed with indices (independently of the
@@ -83,6 +85,7 @@ pub fn oracle_normalise(counts: &[u64], empty: EmptyInput) -> Vec<f32> {
     counts.iter().map(|&c| c as f32 / total as f32).collect()
 }
 
+/// How many times each byte value occurs.
 pub fn oracle_byte_counts(data: &[u8]) -> Vec<u64> {
     let mut counts = vec![0u64; 256];
     for &b in data {
@@ -91,6 +94,8 @@ pub fn oracle_byte_counts(data: &[u8]) -> Vec<u64> {
     counts
 }
 
+/// How many bytes have each high nibble (`b >> 4`), EMBER's entropy
+/// histogram's columns.
 pub fn oracle_nibble_counts(data: &[u8]) -> Vec<u64> {
     let mut counts = vec![0u64; 16];
     for &b in data {
@@ -99,10 +104,15 @@ pub fn oracle_nibble_counts(data: &[u8]) -> Vec<u64> {
     counts
 }
 
+/// EMBER's byte histogram: each value's count over the length.
 pub fn oracle_byte_histogram(data: &[u8], empty: EmptyInput) -> Vec<f32> {
     oracle_normalise(&oracle_byte_counts(data), empty)
 }
 
+/// EMBER's byte/entropy histogram: the blocks (`window` bytes every `step`,
+/// or the whole input when shorter than a window), each block's nibble
+/// counts added to the row of its entropy bin (`min(floor(4·H), 15)`), the
+/// grid normalised as numpy does.
 pub fn oracle_entropy_histogram(
     data: &[u8],
     window: usize,
@@ -121,10 +131,7 @@ pub fn oracle_entropy_histogram(
     }
     let mut grid = vec![0u64; 256];
     for block in blocks {
-        let mut c = [0u64; 16];
-        for &b in block {
-            c[(b >> 4) as usize] += 1;
-        }
+        let c = oracle_nibble_counts(block);
         let h = oracle_entropy(&c, window as u64) * 2.0;
         let mut bin = (h * 2.0).floor() as usize;
         if bin == 16 {
@@ -137,27 +144,26 @@ pub fn oracle_entropy_histogram(
     oracle_normalise(&grid, empty)
 }
 
+/// EMBER's printable byte: `[\x20-\x7f]`.
 pub fn is_printable(b: u8) -> bool {
     (0x20..=0x7f).contains(&b)
 }
 
+/// EMBER's strings: the regex `[\x20-\x7f]{5,}` over bytes, its
+/// definition written out (the maximal runs of printable bytes, at least 5
+/// long).
+pub fn oracle_strings(data: &[u8]) -> Vec<&[u8]> {
+    data.split(|&b| !is_printable(b))
+        .filter(|run| run.len() >= 5)
+        .collect()
+}
+
+/// EMBER's string features (104 values): numstrings, avlength, printables,
+/// the 96-bin distribution of the strings' bytes, its entropy, then the
+/// counts of `c:\` and `http://` or `https://` (any case), `HKEY_` and `MZ`
+/// at every offset.
 pub fn oracle_string_features(data: &[u8]) -> Vec<f32> {
-    let printable = is_printable;
-    let mut strings: Vec<&[u8]> = Vec::new();
-    let mut i = 0;
-    while i < data.len() {
-        if printable(data[i]) {
-            let start = i;
-            while i < data.len() && printable(data[i]) {
-                i += 1;
-            }
-            if i - start >= 5 {
-                strings.push(&data[start..i]);
-            }
-        } else {
-            i += 1;
-        }
-    }
+    let strings = oracle_strings(data);
     let count = |pattern: &[u8], case_insensitive: bool| -> u64 {
         let mut n = 0;
         for start in 0..data.len() {

@@ -1,10 +1,13 @@
-//! The definitions, written the obvious way: the whole document decoded and
-//! lowercased first, every token listed, then the n-grams of each width.
+//! The n-gram definitions, for [`crate::ngrams`], written the obvious way:
+//! the whole document decoded and lowercased first, every token listed,
+//! then the n-grams of each width (every window of `n` tokens).
 
-use super::*;
+use crate::hashing::{fingerprint64, murmur3_x86_32};
+use crate::ngrams::{CountOptions, HashFamily, NgramConfig, Norm, Tokenizer};
 use crate::unicode_classes::{is_python_space, is_python_word, python_str_lower};
 use std::collections::BTreeMap;
 
+/// Every n-gram of `doc` under `config`, widths in the order given.
 pub fn grams(config: &NgramConfig, doc: &[u8]) -> Vec<Vec<u8>> {
     let widths = &config.widths;
     let lowercase = config.lowercase;

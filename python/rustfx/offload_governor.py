@@ -1,41 +1,64 @@
 """Where rustfx.offload's batches come from, decided window by window:
-the governor (its rules in `_Governor`'s doc; the module doc of
-rustfx.offload says how it fits)."""
+the governor. Its rules are written here only, in `Governor`'s doc (the
+module doc of rustfx.offload says how it fits)."""
 
 import time
 
+# The policies rustfx.offload's `remote=` takes besides a number (a local
+# cap from 0 to 1, kept): the first lets the governor choose, the others
+# fix the cap (Governor.FIXED).
+POLICIES = ("when_waiting", "always", "only")
 
-class _Governor:
+
+def check_policy(policy):
+    """Raises ValueError unless `policy` is one of POLICIES or a local cap
+    from 0 to 1."""
+    if not (policy in POLICIES or (isinstance(policy, (int, float))
+                                   and not isinstance(policy, bool) and 0 <= policy <= 1)):
+        raise ValueError(f"remote must be one of {POLICIES} or a local cap from 0 to 1, "
+                         f"got {policy!r}")
+
+
+class Governor:
     """Where the trainer's batches come from, decided window by window (a
-    window: at least `window` batches and WINDOW_SECONDS). The choices
-    form a line, ARMS:
-      - None: the local sweep only (the workers' batches are not taken,
-        their client stops fetching);
-      - a cap c from 1 down to 0: a worker's batch whenever one is queued,
-        and the local sweep's for at most a share c of the batches; over
-        it, the trainer waits for the workers instead. c = 1 takes both
-        sides as fast as they come; c = 0 pauses the local sweep (not
-        pulled, its pipeline idles once its buffer is full). A cheap FX's
-        local threads can cost the trainer's CPU more than their batches
-        give (shipping costs it too): the cap is how much the local side
-        may take of it.
+    window: at least `window` batches, offload's `patience`, and
+    WINDOW_SECONDS). The choices form a line, ARMS:
+      - None (LOCAL_ONLY): the local sweep only (the workers' batches are
+        not taken, their client stops fetching);
+      - a cap c from 1 (UNCAPPED) down to 0: a worker's batch whenever one
+        is queued, and the local sweep's for at most a share c of the
+        batches; over it, the trainer waits for the workers instead. c = 1
+        takes both sides as fast as they come; c = 0 pauses the local
+        sweep (not pulled, its pipeline idles once its buffer is full). A
+        cheap FX's local threads can cost the trainer's CPU more than
+        their batches give (shipping costs it too): the cap is how much
+        the local side may take of it.
     The rules:
       - when: the workers are tried only once the trainer waited for a
-        batch of a local window (two waits close the first window early);
-        a local window in which it never waited stays local;
+        batch of a local window (offload counts a wait when next() took
+        over 50 us, rustfx.pipeline.NOT_INPUT_BOUND_SECONDS; two waits
+        close the first window early); a local window in which it never
+        waited stays local;
       - how much: hill climbing on the measured files/s (a running mean
         of each arm's windows). Now and then a window runs a neighbouring
         arm (the one on each side in turn): after PROBE_FIRST windows,
         then twice as long each time the probe loses (up to PROBE_MOST).
         A probe that wins by GAIN is kept, and the next arm that way is
         tried at once. Ties go to the local side: the local sweep alone
-        is left only for 5% more (Cachew's rule of thumb: keep a worker
-        while it helps by 7%).
+        is left only for 5% more (LEAVE_LOCAL; Cachew's rule of thumb:
+        keep a worker while it helps by 7%). So with a cheap FX, whose
+        workers cost the trainer more than they save, they stay idle;
+      - epochs: what was learned (each arm's rate, the arm) is kept from
+        epoch to epoch; a new epoch starts on the arm the last ended on.
     remote="always" keeps the cap at 1, remote="only" at 0, a number at
-    that number; a stall or the workers' end is handled as for those
-    (`stalled`, `gone`)."""
+    that number (POLICIES, check_policy); a stall or the workers' end is
+    handled as for those (`stalled`: the next window runs UNCAPPED;
+    `gone`: local for the rest of the epoch)."""
 
     ARMS = (None, 1.0, 0.8, 0.65, 0.5, 0.35, 0.2, 0.0)
+    # The two arms the rules name, as indices into ARMS (`arm`, `rates`):
+    LOCAL_ONLY = 0  # None: the local sweep only, the workers' client idle
+    UNCAPPED = 1    # cap 1: both sides as fast as they come
     FIXED = {"always": 1.0, "only": 0.0}
     PROBE_FIRST, PROBE_MOST = 4, 64
     GAIN, LEAVE_LOCAL = 1.02, 1.05
@@ -45,7 +68,7 @@ class _Governor:
         self.window = max(1, window)
         # A cap the user chose (remote="always", "only" or a number): kept.
         self.fixed = self.FIXED.get(policy, None if isinstance(policy, str) else float(policy))
-        self.arm, self.stalled_window = 0, False
+        self.arm, self.stalled_window = self.LOCAL_ONLY, False
         self.rates = [None] * len(self.ARMS)
         self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
         self.probe_from, self.step = None, 1
@@ -74,7 +97,12 @@ class _Governor:
         a, b = self.rates[arm], self.rates[over]
         if a is None or b is None:
             return a is not None
-        need = self.LEAVE_LOCAL if over == 0 else 1 / self.LEAVE_LOCAL if arm == 0 else self.GAIN
+        if over == self.LOCAL_ONLY:
+            need = self.LEAVE_LOCAL
+        elif arm == self.LOCAL_ONLY:
+            need = 1 / self.LEAVE_LOCAL
+        else:
+            need = self.GAIN
         return a >= need * b
 
     def batch(self, files, waited, now):
@@ -83,7 +111,9 @@ class _Governor:
         self.files += files
         self.batches += 1
         self.waited += waited
-        early = self.local_cap is None and self.rates[1] is None and self.waited >= 2
+        # Two waits close a local window early while the workers are untried.
+        early = (self.local_cap is None and self.rates[self.UNCAPPED] is None
+                 and self.waited >= 2)
         if not early and (self.batches < self.window
                           or now - self.since < self.WINDOW_SECONDS):
             return False
@@ -94,12 +124,12 @@ class _Governor:
         """The workers gave no batch in a while with the local sweep
         capped: the window closes as it stands and the next runs with the
         cap at 1 (then, with a cap the user chose, that cap again)."""
-        self._close(now, instead=1)
+        self._close(now, instead=self.UNCAPPED)
 
     def gone(self, now):
         """The workers' job ended (or failed): local for the rest of the
         epoch (the arm is kept for the next)."""
-        if not self.workers_gone and self.arm != 0:
+        if not self.workers_gone and self.arm != self.LOCAL_ONLY:
             self._close(now)
         self.workers_gone = True
 
@@ -138,17 +168,18 @@ class _Governor:
                 self.arm, self.step = origin, -self.step
                 self.interval = min(self.PROBE_MOST, self.interval * 2)
                 self.until_probe = self.interval
-        elif self.arm == 0 and not waited:
+        elif self.arm == self.LOCAL_ONLY and not waited:
             pass  # the trainer never waited: nothing to gain
         else:
             self.until_probe -= 1
-            if self.until_probe <= 0 or (self.arm == 0 and self.rates[1] is None):
+            untried = self.arm == self.LOCAL_ONLY and self.rates[self.UNCAPPED] is None
+            if self.until_probe <= 0 or untried:
                 self._probe()
 
     def _probe(self):
         """Runs the next window on a neighbouring arm."""
-        if self.arm == 0:
-            self.step = 1
+        if self.arm == self.LOCAL_ONLY:
+            self.step = 1  # the only way from the local sweep: towards the workers
         target = self.arm + self.step
         if not 0 <= target < len(self.ARMS):
             self.step = -self.step
