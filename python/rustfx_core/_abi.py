@@ -123,7 +123,7 @@ def lib():
     return library
 
 
-def _taken_message(pointer):
+def taken_message(pointer):
     """The message an entry point wrote at `pointer` (then freed)."""
     if not pointer.value:
         return "unknown error"
@@ -148,7 +148,7 @@ def spec_query(query, spec=""):
     if not library.rustfx_spec_query(query_bytes, len(query_bytes), spec_bytes,
                                      len(spec_bytes), ctypes.byref(answer),
                                      ctypes.byref(length), ctypes.byref(message)):
-        raise ValueError(_taken_message(message))
+        raise ValueError(taken_message(message))
     try:
         return json.loads(ctypes.string_at(answer.value, length.value).decode("utf-8"))
     finally:
@@ -186,7 +186,7 @@ class Extractor:
         message = ctypes.c_void_p()
         self._handle = library.rustfx_extractor_new(text, len(text), ctypes.byref(message))
         if not self._handle:
-            raise ValueError(_taken_message(message))
+            raise ValueError(taken_message(message))
         self._free = library.rustfx_extractor_free
 
     def __del__(self):
@@ -197,7 +197,7 @@ class Extractor:
     def extract(self, documents):
         """The RowsHandle of `documents`' rows."""
         message = ctypes.c_void_p()
-        handle = lib().rustfx_extract(self._handle, documents._handle, ctypes.byref(message))
+        handle = lib().rustfx_extract(self._handle, documents.handle, ctypes.byref(message))
         return RowsHandle.taken(handle, message)
 
 
@@ -213,7 +213,7 @@ class Extractor:
                                         _cap(max_text_bytes), byte_offsets,
                                         ctypes.byref(message))
         if not handle:
-            raise ValueError(_taken_message(message))
+            raise ValueError(taken_message(message))
         try:
             columns = {name: _array(library.rustfx_explanation_array, handle, which, dtype)
                        for name, (which, dtype) in _EXPLAIN_COLUMNS.items()}
@@ -319,16 +319,16 @@ class Documents:
             # The core moves the array out of its capsule (leaving it
             # released) and releases it with the documents.
             handle = library.rustfx_documents_from_arrow(
-                _capsule_pointer(schema, b"arrow_schema"),
-                _capsule_pointer(array, b"arrow_array"), ctypes.byref(message))
+                capsule_pointer(schema, b"arrow_schema"),
+                capsule_pointer(array, b"arrow_array"), ctypes.byref(message))
         elif hasattr(documents, "__arrow_c_stream__"):
             stream = documents.__arrow_c_stream__()
             handle = library.rustfx_documents_from_arrow_stream(
-                _capsule_pointer(stream, b"arrow_array_stream"), ctypes.byref(message))
+                capsule_pointer(stream, b"arrow_array_stream"), ctypes.byref(message))
         else:
             raise TypeError(f"not an Arrow array or stream: {type(documents).__name__}")
         if not handle:
-            raise ValueError(_taken_message(message))
+            raise ValueError(taken_message(message))
         return cls(0, _handle=handle)
 
     @classmethod
@@ -337,7 +337,7 @@ class Documents:
         handle = lib().rustfx_documents_from_arrow(ctypes.byref(schema), ctypes.byref(array),
                                                    ctypes.byref(message))
         if not handle:
-            raise ValueError(_taken_message(message))
+            raise ValueError(taken_message(message))
         return cls(0, _handle=handle, _keep=keep)
 
     @classmethod
@@ -353,6 +353,11 @@ class Documents:
 
     def __len__(self):
         return self._n
+
+    @property
+    def handle(self):
+        """The core's handle, for the C ABI's calls that read documents."""
+        return self._handle
 
     def __del__(self):
         if getattr(self, "_handle", None):
@@ -458,7 +463,7 @@ _PyCapsule_GetPointer.restype = ctypes.c_void_p
 _PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
-def _capsule_pointer(capsule, name):
+def capsule_pointer(capsule, name):
     """The struct in a PyCapsule of `name` (ValueError from CPython if it
     is not one)."""
     return _PyCapsule_GetPointer(capsule, name)
@@ -479,7 +484,7 @@ class RowsHandle:
         """The handle an entry point returned, or RuntimeError with its
         message."""
         if not handle:
-            raise RuntimeError(_taken_message(message))
+            raise RuntimeError(taken_message(message))
         return cls(handle)
 
     def __del__(self):
@@ -493,7 +498,7 @@ class RowsHandle:
         schema, array, message = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
         if not lib().rustfx_rows_export(self._handle, ctypes.byref(schema), ctypes.byref(array),
                                         ctypes.byref(message)):
-            raise RuntimeError(_taken_message(message))
+            raise RuntimeError(taken_message(message))
         return schema.value, array.value
 
     def capsules(self):
@@ -515,7 +520,7 @@ class RowsHandle:
         out = ctypes.create_string_buffer(32 * self.length)
         message = ctypes.c_void_p()
         if not lib().rustfx_rows_digests(self._handle, keys, out, ctypes.byref(message)):
-            raise ValueError(_taken_message(message))
+            raise ValueError(taken_message(message))
         return out.raw
 
 

@@ -66,7 +66,7 @@ class FeatureCache:
         self._handle = library.rustfx_cache_open(raw, len(raw), cap, key_bytes,
                                                  len(key_bytes), ctypes.byref(message))
         if not self._handle:
-            raise ValueError(_abi._taken_message(message))
+            raise ValueError(_abi.taken_message(message))
         self._free = library.rustfx_cache_free
         self.directory, self.max_bytes, self.key = directory, max_bytes, key
 
@@ -93,7 +93,7 @@ class FeatureCache:
         rustfx_core.extract takes them): each document looked up by its
         content, the misses extracted by the core and stored."""
         docs = _as_documents(documents)
-        return self._batch(spec, _abi.lib().rustfx_cache_extract, docs._handle)
+        return self._batch(spec, _abi.lib().rustfx_cache_extract, docs.handle)
 
     def extract_files(self, spec, paths, *, max_bytes=DEFAULT_MAX_BYTES):
         """rustfx_core.extract(spec, rustfx_core.read_files(paths,
@@ -119,7 +119,7 @@ class FeatureCache:
         rustfx_core.extract gives them for that one document, or None."""
         docs = _as_documents([document])
         found = (ctypes.c_bool * 1)()
-        rows = self._batch(spec, _abi.lib().rustfx_cache_get, docs._handle, found)
+        rows = self._batch(spec, _abi.lib().rustfx_cache_get, docs.handle, found)
         return rows if found[0] else None
 
     def put(self, spec, documents):
@@ -130,9 +130,9 @@ class FeatureCache:
         spec = FeatureSpec.from_json(spec)
         text = spec.to_json().encode()
         message = ctypes.c_void_p()
-        if not _abi.lib().rustfx_cache_put(self._handle, text, len(text), docs._handle,
+        if not _abi.lib().rustfx_cache_put(self._handle, text, len(text), docs.handle,
                                            ctypes.byref(message)):
-            raise RuntimeError(_abi._taken_message(message))
+            raise RuntimeError(_abi.taken_message(message))
 
     def put_rows(self, spec, digests, rows):
         """Stores rows the core extracted elsewhere (a corpus job's) for
@@ -155,7 +155,7 @@ class FeatureCache:
         message = ctypes.c_void_p()
         if not _abi.lib().rustfx_cache_put_rows(self._handle, text, len(text), bytes(digests),
                                                 schema_at, array_at, ctypes.byref(message)):
-            raise RuntimeError(_abi._taken_message(message))
+            raise RuntimeError(_abi.taken_message(message))
         del schema, array
 
     def fill_from_corpus(self, output):
@@ -172,7 +172,7 @@ class FeatureCache:
         RuntimeError with the message of the last write if it failed."""
         message = ctypes.c_void_p()
         if not _abi.lib().rustfx_cache_flush(self._handle, ctypes.byref(message)):
-            raise RuntimeError(_abi._taken_message(message))
+            raise RuntimeError(_abi.taken_message(message))
 
     def stats(self):
         """{"hits", "misses", "corrupt", "evicted", "dropped", "errors"}:
@@ -183,5 +183,5 @@ class FeatureCache:
         figures = (ctypes.c_uint64 * len(STATS))()
         message = ctypes.c_void_p()
         if not _abi.lib().rustfx_cache_stats(self._handle, figures, ctypes.byref(message)):
-            raise RuntimeError(_abi._taken_message(message))
+            raise RuntimeError(_abi.taken_message(message))
         return dict(zip(STATS, (int(v) for v in figures)))

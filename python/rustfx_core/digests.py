@@ -21,8 +21,8 @@ def arrow_rows(rows):
         raise TypeError(f"rows must be an Arrow array (a rustfx_core Batch, a pyarrow "
                         f"array), got {type(rows).__name__}")
     schema, array = rows.__arrow_c_array__()
-    return (schema, array, _abi._capsule_pointer(schema, b"arrow_schema"),
-            _abi._capsule_pointer(array, b"arrow_array"))
+    return (schema, array, _abi.capsule_pointer(schema, b"arrow_schema"),
+            _abi.capsule_pointer(array, b"arrow_array"))
 
 
 def row_digests(spec, digests, rows):
@@ -39,7 +39,7 @@ def row_digests(spec, digests, rows):
         if len(digests) != 32 * len(rows):
             raise ValueError(f"digests must be 32 bytes per row: {len(digests)} bytes for "
                              f"{len(rows)} rows")
-        return rows._handle.digests(digests)
+        return rows.handle.digests(digests)
     schema, array, schema_at, array_at = arrow_rows(rows)
     length = _abi.ArrowArray.from_address(array_at).length
     if len(digests) != 32 * length:
@@ -50,6 +50,6 @@ def row_digests(spec, digests, rows):
     message = ctypes.c_void_p()
     if not _abi.lib().rustfx_row_digests(text, len(text), digests, schema_at, array_at, out,
                                          ctypes.byref(message)):
-        raise ValueError(_abi._taken_message(message))
+        raise ValueError(_abi.taken_message(message))
     del schema, array
     return out.raw[:32 * length]

@@ -96,12 +96,22 @@ class Batch:
         self._errors_json = metadata.get("rustfx.errors", "")
         self.errors = {i: message for i, _, message in json.loads(self._errors_json or "[]")}
 
+    @property
+    def handle(self):
+        """The core's rows (an _abi.RowsHandle): row digests, new exports."""
+        return self._handle
+
+    def buffers(self):
+        """The exported rows as plain data (format, name, flags, length,
+        null count, each buffer's bytes, children): what a pickle holds,
+        and a bit-for-bit comparison of two batches."""
+        return _abi.exported_tree(self._exported.schema, self._exported.array)
+
     def __reduce__(self):
         """Pickled as the exported buffers; unpickled into the core again
         (copied, checked whole), so a Batch crosses processes (Ray,
         multiprocessing) as a Batch."""
-        tree = _abi.exported_tree(self._exported.schema, self._exported.array)
-        return _unpickle_batch, (self.rows, self.spec_json, self._errors_json, tree)
+        return _unpickle_batch, (self.rows, self.spec_json, self._errors_json, self.buffers())
 
     def __len__(self):
         return self._handle.length

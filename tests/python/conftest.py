@@ -74,11 +74,9 @@ def same_rows(a, b):
     exported Arrow buffers (layout, dtype, nulls, every byte), arrays by
     their bytes, anything else by ==."""
     import numpy as np
-    from rustfx_core import Batch, _abi
+    from rustfx_core import Batch
     if isinstance(a, Batch):
-        return isinstance(b, Batch) and (
-            _abi.exported_tree(a._exported.schema, a._exported.array)
-            == _abi.exported_tree(b._exported.schema, b._exported.array))
+        return isinstance(b, Batch) and a.buffers() == b.buffers()
     if isinstance(a, np.ndarray):
         return (isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
                 and a.tobytes() == b.tobytes())

@@ -112,6 +112,6 @@ def _extract_batch(paths, plan, max_bytes, on_error):
     for column, spec in plan.feature_set.features.items():
         rows = spec.rows.batch(plan.extractors[column].extract(documents))
         # In place: the digests of the core's rows, with no export.
-        digests = rows._handle.digests(raw_keys)
+        digests = rows.handle.digests(raw_keys)
         columns.update(feature_columns(spec, column, rows, digests))
     return pa.Table.from_pydict(columns, schema=plan.schema)
