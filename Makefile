@@ -10,7 +10,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
 .PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64 test-aarch64-core aarch64-builds aarch64-cell wheel-aarch64
-.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-cache soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
+.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-arrow bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-cache soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
 
@@ -160,6 +160,10 @@ bench-records: build
 # (docs/corpus.md); THREMBER_PYTHON: a Python that imports thrember.
 bench-corpus: build
 	$(VPY) benches/corpus.py
+
+# Arrow in and out of the core against the TF op (docs/performance.md, "Arrow").
+bench-arrow: build
+	$(VPY) benches/arrow.py
 
 # The one wheel (BUILD_NOTES.md, "Wheels"): py3-none-manylinux2014_x86_64,
 # for TF 2.16-2.21 x CPython 3.10-3.13. zig (python/tools/zig, the venv's
