@@ -70,9 +70,11 @@ def fill(cache, output):
                                  f"from it")
         ok = pc.equal(table.column("status"), 0)
         skipped += len(table) - pc.sum(ok).as_py() if len(table) else 0
-        table = table.filter(ok)
-        _check_digests(where, table, found)
-        for part, digests, column, spec, rows in _chunks(table, found):
+        # One pass builds each chunk's rows (views of the shard's columns):
+        # checked whole first, then stored.
+        chunks = list(_chunks(table.filter(ok), found))
+        _check_digests(where, chunks)
+        for part, digests, column, spec, rows in chunks:
             cache.put_rows(spec, digests, rows)
             stored += len(part)
     return {"rows": stored, "skipped": skipped, "shards": shards}
@@ -83,20 +85,20 @@ def _chunks(table, found):
     `table` and each feature column."""
     for start in range(0, len(table), CHUNK):
         part = table.slice(start, CHUNK)
-        keys = part.column("content_key").to_pylist()
-        if None in keys:
+        keys = part.column("content_key")
+        if keys.null_count:
             raise ValueError("a read row without a content_key")
-        digests = b"".join(bytes.fromhex(k) for k in keys)
+        digests = bytes.fromhex("".join(keys.to_pylist()))
         for column, spec in found.features.items():
             yield part, digests, column, spec, _rows(part, column, spec)
 
 
-def _check_digests(where, table, found):
-    """ValueError naming the shard (`where`) if any row of `table` does not
-    match its row digest (the rows as the cache would store them, under the
-    row's content key and the feature's spec)."""
+def _check_digests(where, chunks):
+    """ValueError naming the shard (`where`) if any row of its `chunks`
+    (_chunks') does not match its row digest (the rows as the cache would
+    store them, under the row's content key and the feature's spec)."""
     bad, first = 0, None
-    for part, digests, column, spec, rows in _chunks(table, found):
+    for part, digests, column, spec, rows in chunks:
         expected = part.column(digest_column(column)).combine_chunks()
         actual = pa.Array.from_buffers(pa.binary(32), len(part),
                                        [None, pa.py_buffer(row_digests(spec, digests, rows))])
