@@ -1,5 +1,5 @@
 """Fixed workloads for timing two builds of rustfx against each other as
-whole processes (farm-bench A B A B: the pair's ratio, run by run).
+whole processes (timed from outside, A B A B: the pair's ratio, run by run).
 
     PYTHONPATH=<checkout>/python .venv/bin/python benches/ab_workloads.py WORKLOAD
 
