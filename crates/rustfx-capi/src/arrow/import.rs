@@ -207,9 +207,15 @@ pub unsafe fn documents(
                         "Arrow view {i} points outside its buffers"
                     )));
                 };
-                // SAFETY: the sizes buffer holds one i64 per data buffer.
+                if sizes.is_null() {
+                    return Err(Error::invalid_argument(
+                        "an Arrow view array without its buffers' sizes",
+                    ));
+                }
+                // SAFETY: the non-null sizes buffer holds one i64 per data
+                // buffer.
                 let size = unsafe { sizes.add(index).read_unaligned() };
-                if sizes.is_null() || start.checked_add(len).is_none_or(|end| end as i64 > size) {
+                if start.checked_add(len).is_none_or(|end| end as i64 > size) {
                     return Err(Error::invalid_argument(format!(
                         "Arrow view {i} runs past its buffer"
                     )));

@@ -187,4 +187,14 @@ fn views_are_read_inline_and_from_their_buffers() {
         sizes.as_ptr().cast(),
     ];
     assert!(read("vu", &binary_array(1, 0, &mut buffers)).is_err());
+    // A null sizes buffer is refused, not read.
+    let views = [view(long, 0, 2)];
+    let mut buffers = [
+        ptr::null(),
+        views.as_ptr().cast(),
+        data.as_ptr().cast(),
+        ptr::null(),
+    ];
+    let refused = read("vz", &binary_array(1, 0, &mut buffers)).unwrap_err();
+    assert!(refused.contains("sizes"), "{refused}");
 }
