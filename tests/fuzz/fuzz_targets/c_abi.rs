@@ -677,10 +677,8 @@ fn check_export(rows: *mut Rows, output: &OutputSpec, failed: &[usize], keys: &[
         panic!("the export is refused: {}", take_message(message));
     }
     // SAFETY: a live handle.
-    assert!(
-        unsafe { &*back }.batch().same_bits(&batch),
-        "the same rows back"
-    );
+    let back_rows = unsafe { &*back };
+    assert!(back_rows.batch().same_bits(&batch), "the same rows back");
     let digests = |rows: *const Rows| {
         let mut out = vec![0u8; 32 * n];
         // SAFETY: a live handle; 32 bytes per row at `keys` and `out`.
@@ -949,12 +947,8 @@ fuzz_target!(|data: &[u8]| {
         "extraction of a built extractor does not fail"
     );
     // SAFETY: live handles.
-    assert!(
-        unsafe { &*rows_given }
-            .batch()
-            .same_bits(unsafe { &*rows_imported }.batch()),
-        "the same rows from either"
-    );
+    let (a, b) = unsafe { (&*rows_given, &*rows_imported) };
+    assert!(a.batch().same_bits(b.batch()), "the same rows from either");
     let mut keys = vec![0u8; 32 * n];
     // SAFETY: a live handle; room for 32 bytes per document.
     assert!(unsafe { rustfx_documents_content_keys(imported, keys.as_mut_ptr()) });
