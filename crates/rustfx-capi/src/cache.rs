@@ -15,7 +15,7 @@
 use crate::arrow::{import, ArrowArray, ArrowSchema};
 use crate::documents::documents_ref as documents;
 use crate::rows::{doc_keys, hand_rows, write_digests};
-use crate::{bytes, report, text, Documents, Rows};
+use crate::{bytes, done, report, text, Documents, Rows};
 use rustfx::error::catch_panic;
 use rustfx::output::Batch;
 use rustfx::read::check_max_bytes;
@@ -64,17 +64,6 @@ unsafe fn cache<'a>(cache: *mut Cache) -> Result<&'a mut Cache> {
     // SAFETY: a non-null `cache` came from `rustfx_cache_open` and the
     // caller does not use it from two threads at once.
     unsafe { cache.as_mut() }.ok_or_else(|| Error::invalid_argument("null feature cache"))
-}
-
-/// True, or false and the message.
-fn done(outcome: Result<()>, message: *mut *mut c_char) -> bool {
-    match outcome {
-        Ok(()) => true,
-        Err(e) => {
-            report(&e, message);
-            false
-        }
-    }
 }
 
 /// Opens (creating) the feature cache in `directory` (`directory_len`

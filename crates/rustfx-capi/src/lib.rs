@@ -66,6 +66,17 @@ pub struct SpecExtractor {
     extractor: Extractor,
 }
 
+/// True, or false and the message.
+fn done(outcome: Result<()>, message: *mut *mut c_char) -> bool {
+    match outcome {
+        Ok(()) => true,
+        Err(e) => {
+            report(&e, message);
+            false
+        }
+    }
+}
+
 /// A message for the caller, or nothing if it gave no room for one.
 fn report(error: &Error, message: *mut *mut c_char) {
     if message.is_null() {

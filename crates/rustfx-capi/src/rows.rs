@@ -5,7 +5,7 @@
 
 use crate::arrow::export::{export, Exportable};
 use crate::arrow::{import, ArrowArray, ArrowSchema};
-use crate::{bytes, report, text};
+use crate::{bytes, done, report, text};
 use rustfx::error::catch_panic;
 use rustfx::output::Batch;
 use rustfx::spec::FeatureSpec;
@@ -156,13 +156,7 @@ pub unsafe extern "C" fn rustfx_rows_export(
         }
         Ok(())
     });
-    match outcome {
-        Ok(()) => true,
-        Err(e) => {
-            report(&e, message);
-            false
-        }
-    }
+    done(outcome, message)
 }
 
 /// Writes the row digest of each row (`rustfx_cache::row_digests`: what a
@@ -189,13 +183,7 @@ pub unsafe extern "C" fn rustfx_rows_digests(
         // SAFETY: room for 32 bytes per row at `out`.
         unsafe { write_digests(&rows.spec, &keys, rows.batch(), out) }
     });
-    match outcome {
-        Ok(()) => true,
-        Err(e) => {
-            report(&e, message);
-            false
-        }
-    }
+    done(outcome, message)
 }
 
 /// Content keys, 32 bytes each.
