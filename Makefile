@@ -105,18 +105,29 @@ test-rust: setup
 	cargo test --release
 	$(TF_ENV) cargo test --release -p rustfx-ops
 
-PYTEST := $(VPY) -m pytest tests/python -q
+# The Python tests in PYTEST_WORKERS processes (pytest-xdist), each test
+# file's in one of them (--dist loadfile: a module's fixtures, a Ray
+# cluster or a TF worker process, are made once); the tests' own `make`
+# runs take turns (tests/python/make_lock.py). Not --dist loadgroup:
+# pytest-xdist 3.8 marks its groups in item._nodeid, which pytest 9 ignores.
+PYTEST_WORKERS ?= 2
+PYTEST := $(VPY) -m pytest tests/python -q -n $(PYTEST_WORKERS) --dist loadfile
 test-python: build predict sensor wheel chromium
 	$(PYTEST)
 
 # Every test: the Rust tests, the Python tests, three cells of the matrix on
-# the wheel test-python built, and the aarch64 cell (test-aarch64). The
-# aarch64 cell's builds (aarch64-builds: two cross-compiles and its two
-# Pythons, about 14 minutes on 2 cores) run under `nice -n 19` beside the
-# Python tests and the matrix, which keep about one of the 2 cores busy: the
-# builds get most of what the tests leave (pytest took 19m43s beside them,
-# 17m20s alone; docs/matrix.md, "Its time"). The tests' output stays in
-# front; the builds' log is target/aarch64/builds.log.
+# the wheel test-python built, and the aarch64 cell (test-aarch64). pytest
+# runs in 2 processes (PYTEST): alone it used half a core on average, most
+# of its time waiting for servers, Ray clusters, pip and fresh processes
+# (22m26s serially, 10m55s with -n 2 --dist loadfile, about 10 minutes of
+# CPU either way, on a loaded machine; docs/matrix.md, "Its time").
+# Beside it, under `nice -n 19`: the matrix's venvs and their TF
+# (run_matrix.py --setup-only, mostly downloads; target/matrix/setup.log),
+# so that `make matrix` after pytest installs only the wheel; and the
+# aarch64 cell's builds (aarch64-builds: its two Pythons beside two
+# cross-compiles, about 14 minutes on 2 cores), which get what the tests
+# leave. The tests' output stays in front; the builds' log is
+# target/aarch64/builds.log.
 # The cell installs its toolchain (apt) and registers qemu with binfmt_misc:
 # without root it is skipped, saying so (AARCH64_CELL=no skips it too).
 # `make`, not $(MAKE), in the long line: `make -n test` (tests/python/
@@ -124,11 +135,14 @@ test-python: build predict sensor wheel chromium
 # run the tests.
 AARCH64_CELL ?= $(if $(filter 0,$(shell id -u)),yes,no)
 test: test-rust test-predict test-sensor build predict sensor wheel chromium
-	@mkdir -p target/aarch64
+	@mkdir -p target/aarch64 target/matrix
 	builds=; if [ "$(AARCH64_CELL)" = yes ]; then \
 	  nice -n 19 make --no-print-directory aarch64-builds > target/aarch64/builds.log 2>&1 & \
 	  builds=$$!; else echo "make test: the aarch64 cell is skipped (it needs root)"; fi; \
-	  $(PYTEST) && make --no-print-directory matrix; tests=$$?; built=0; \
+	  nice -n 19 $(VPY) tests/matrix/run_matrix.py --setup-only --cells $(MATRIX_CELLS) \
+	    > target/matrix/setup.log 2>&1 & setup=$$!; \
+	  $(PYTEST); tests=$$?; wait $$setup; \
+	  [ $$tests -eq 0 ] && make --no-print-directory matrix; tests=$$?; built=0; \
 	  [ -z "$$builds" ] || { wait $$builds; built=$$?; }; \
 	  [ $$built -eq 0 ] || { tail -n 60 target/aarch64/builds.log; echo "aarch64 builds failed"; }; \
 	  [ $$tests -eq 0 ] && [ $$built -eq 0 ]
@@ -295,8 +309,17 @@ sensor-aarch64: toolchain-aarch64 setup
 test-aarch64: aarch64-builds build sensor
 	$(MAKE) --no-print-directory aarch64-cell
 
-aarch64-builds: wheel-aarch64 sensor-aarch64
-	python3 tests/aarch64/tf_cell.py --prepare
+# The two Pythons (tf_cell.py --prepare: mostly pip's and apt's downloads,
+# little CPU) start first and run beside the two cross-compiles, not after
+# them; their output follows the builds' (target/aarch64/pythons.log).
+# `make`, not $(MAKE), as in `test`: `make -n` does not run this line.
+aarch64-builds: toolchain-aarch64 setup
+	@mkdir -p target/aarch64
+	python3 tests/aarch64/tf_cell.py --prepare > target/aarch64/pythons.log 2>&1 & pythons=$$!; \
+	  make --no-print-directory wheel-aarch64 sensor-aarch64; built=$$?; \
+	  wait $$pythons; made=$$?; cat target/aarch64/pythons.log; \
+	  [ $$made -eq 0 ] || echo "the aarch64 cell's Pythons failed (target/aarch64/pythons.log)"; \
+	  [ $$built -eq 0 ] && [ $$made -eq 0 ]
 
 aarch64-cell:
 	ls dist/rustfx-*_x86_64.whl >/dev/null 2>&1 || $(MAKE) wheel

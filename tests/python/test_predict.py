@@ -23,6 +23,7 @@ import rustfx
 from rustfx import _loader
 from rustfx._loader import ops
 from hostile_files import assert_each_reported, unreadable_files
+from make_lock import run_make
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PREDICT = os.path.join(ROOT, "target", "release", "rustfx-predict")
@@ -76,8 +77,7 @@ class Scorer(tf.Module):
 
 @pytest.fixture(scope="module")
 def predict():
-    out = subprocess.run(["make", "-s", "predict"], cwd=ROOT, capture_output=True,
-                         text=True, env=ENV)
+    out = run_make("predict", env=ENV)
     assert out.returncode == 0, out.stderr[-4000:]
     return PREDICT
 
@@ -354,8 +354,7 @@ def test_keras_model_inside_tf_module_gets_a_hint(predict, tmp_path, files):
 def test_rust_unit_tests(predict):
     """The C API layer (string tensors, ownership, statuses) and the
     signature reader, tested in Rust (`make test-predict`)."""
-    out = subprocess.run(["make", "-s", "test-predict"], cwd=ROOT, capture_output=True,
-                         text=True, env=ENV, timeout=600)
+    out = run_make("test-predict", env=ENV, timeout=600)
     assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
     assert re.search(r"test result: ok\. \d+ passed; 0 failed", out.stdout), out.stdout[-2000:]
 

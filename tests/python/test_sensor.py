@@ -22,6 +22,7 @@ import rustfx
 from rustfx import _loader
 from rustfx.sensor import ExportError, export
 from hostile_files import assert_each_reported, unreadable_files
+from make_lock import run_make
 from test_predict import assert_bit_equal, parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -32,7 +33,7 @@ ATOL = 1e-5
 
 @pytest.fixture(scope="module")
 def sensor():
-    out = subprocess.run(["make", "-s", "sensor"], cwd=ROOT, capture_output=True, text=True)
+    out = run_make("sensor")
     assert out.returncode == 0, out.stderr[-4000:]
     return SENSOR
 

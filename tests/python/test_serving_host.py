@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 import rustfx
+from make_lock import run_make
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOST = os.path.join(ROOT, "target", "release", "serving_host")
@@ -41,8 +42,7 @@ class Features(tf.Module):
 
 @pytest.fixture(scope="module")
 def host():
-    out = subprocess.run(["make", "-s", "serving-host"], cwd=ROOT, capture_output=True,
-                         text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    out = run_make("serving-host", env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert out.returncode == 0, out.stderr[-4000:]
     return HOST
 
