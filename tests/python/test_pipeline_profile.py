@@ -244,7 +244,11 @@ def test_keras_fetches_inside_the_step_so_the_gap_alone_misses_the_wait():
                              num_parallel_calls=1, prefetch=1).dataset()
     prof = keras_fit(ds, 0, 6, watch=False)
     assert prof.stall < 0.2, str(prof)
-    assert all(s.step >= 0.04 for s in prof.samples)  # the wait, inside the step
+    # The 0.05 s wait per batch is inside the steps. Most steps, not every
+    # one: a step after a slow one (a loaded machine) finds its batch made
+    # during it (prefetch) and has no wait to hold.
+    steps = sorted(s.step for s in prof.samples)
+    assert steps[len(steps) // 2] >= 0.04, str(prof)
 
 
 def test_keras_fit_compute_bound_does_not():
