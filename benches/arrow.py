@@ -1,5 +1,5 @@
 """Arrow in and out of the core, against TensorFlow's op on the same strings
-and against the core's pre-Arrow path (docs/performance.md, "Arrow").
+and against the core's pre-Arrow path (docs/arrow.md).
 
     make bench-arrow
     .venv/bin/python benches/arrow.py [--urls 500000] [--pairs 5]

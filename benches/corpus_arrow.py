@@ -1,5 +1,5 @@
 """The corpus worker's rows and a cache filled from a corpus job, the two
-paths that moved to Arrow C Data (docs/performance.md, "Arrow"), each
+paths that moved to Arrow C Data (docs/arrow.md), each
 timed as a whole process so two checkouts compare on the same data:
 
     .venv/bin/python benches/corpus_arrow.py prepare DIR [--files 3000]
