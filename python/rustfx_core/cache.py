@@ -147,11 +147,7 @@ class FeatureCache:
         first."""
         spec = FeatureSpec.from_json(spec)
         text = spec.to_json().encode()
-        schema, array, schema_at, array_at = arrow_rows(rows)
-        length = _abi.ArrowArray.from_address(array_at).length
-        if len(digests) != 32 * length:
-            raise ValueError(f"digests must be 32 bytes per row: {len(digests)} bytes for "
-                             f"{length} rows")
+        schema, array, schema_at, array_at, _ = arrow_rows(rows, digests)
         message = ctypes.c_void_p()
         if not _abi.lib().rustfx_cache_put_rows(self._handle, text, len(text), bytes(digests),
                                                 schema_at, array_at, ctypes.byref(message)):

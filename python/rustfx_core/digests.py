@@ -13,16 +13,26 @@ from rustfx_core.spec import FeatureSpec
 __all__ = ["row_digests", "arrow_rows"]
 
 
-def arrow_rows(rows):
-    """(schema capsule, array capsule, schema pointer, array pointer) of
-    `rows`, any object with `__arrow_c_array__` (a Batch, a pyarrow
-    array); keep the capsules while the pointers are used."""
+def _check_count(digests, length):
+    if len(digests) != 32 * length:
+        raise ValueError(f"digests must be 32 bytes per row: {len(digests)} bytes for "
+                         f"{length} rows")
+
+
+def arrow_rows(rows, digests):
+    """(schema capsule, array capsule, schema pointer, array pointer, row
+    count) of `rows`, any object with `__arrow_c_array__` (a Batch, a
+    pyarrow array), after checking `digests` holds 32 bytes per row; keep
+    the capsules while the pointers are used."""
     if not hasattr(rows, "__arrow_c_array__"):
         raise TypeError(f"rows must be an Arrow array (a rustfx_core Batch, a pyarrow "
                         f"array), got {type(rows).__name__}")
     schema, array = rows.__arrow_c_array__()
-    return (schema, array, _abi.capsule_pointer(schema, b"arrow_schema"),
-            _abi.capsule_pointer(array, b"arrow_array"))
+    schema_at = _abi.capsule_pointer(schema, b"arrow_schema")
+    array_at = _abi.capsule_pointer(array, b"arrow_array")
+    length = _abi.ArrowArray.from_address(array_at).length
+    _check_count(digests, length)
+    return schema, array, schema_at, array_at, length
 
 
 def row_digests(spec, digests, rows):
@@ -36,15 +46,9 @@ def row_digests(spec, digests, rows):
     spec = FeatureSpec.from_json(spec)
     digests = bytes(digests)
     if isinstance(rows, Batch) and rows.spec_json == spec.to_json():
-        if len(digests) != 32 * len(rows):
-            raise ValueError(f"digests must be 32 bytes per row: {len(digests)} bytes for "
-                             f"{len(rows)} rows")
+        _check_count(digests, len(rows))
         return rows.handle.digests(digests)
-    schema, array, schema_at, array_at = arrow_rows(rows)
-    length = _abi.ArrowArray.from_address(array_at).length
-    if len(digests) != 32 * length:
-        raise ValueError(f"digests must be 32 bytes per row: {len(digests)} bytes for "
-                         f"{length} rows")
+    schema, array, schema_at, array_at, length = arrow_rows(rows, digests)
     text = spec.to_json().encode()
     out = ctypes.create_string_buffer(max(1, 32 * length))
     message = ctypes.c_void_p()

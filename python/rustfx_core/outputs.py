@@ -128,7 +128,13 @@ class Batch:
         return self._handle.capsules()
 
     def _view(self, path, buffer, dtype, count):
-        return self._exported.view(path, buffer, dtype, count)
+        """A numpy view of an exported buffer, made once per batch (rows
+        are immutable): indexing a row at a time reads no struct again."""
+        key = (path, buffer, np.dtype(dtype), count)
+        views = self.__dict__.setdefault("_views", {})
+        if key not in views:
+            views[key] = self._exported.view(path, buffer, dtype, count)
+        return views[key]
 
     def _row_splits(self):
         return self._view((), 1, np.int64, len(self) + 1)
@@ -240,6 +246,16 @@ class StringBatch(Batch):
     (iteration, indexing, to_list() and == with lists are the list's)."""
 
     def to_list(self):
+        """A new list (a row per document) of lists of bytes."""
+        return [list(row) for row in self._rows_list()]
+
+    def _rows_list(self):
+        """The rows as lists of bytes, made once per batch."""
+        if "_list" not in self.__dict__:
+            self._list = self._make_list()
+        return self._list
+
+    def _make_list(self):
         splits = self._row_splits()
         count = int(splits[-1])
         ends = self._view((0,), 1, np.int64, count + 1)
@@ -253,12 +269,13 @@ class StringBatch(Batch):
         return iter(self.to_list())
 
     def __getitem__(self, i):
-        return self.to_list()[i]
+        row = self._rows_list()[i]
+        return [list(r) for r in row] if isinstance(i, slice) else list(row)
 
     def __eq__(self, other):
         if isinstance(other, StringBatch):
-            other = other.to_list()
-        return self.to_list() == other
+            other = other._rows_list()
+        return self._rows_list() == other
 
     __hash__ = None
 
