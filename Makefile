@@ -10,7 +10,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
 .PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64 test-aarch64-core aarch64-builds aarch64-cell wheel-aarch64
-.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-arrow bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-cache soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
+.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-arrow bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-scale bench-cache soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
 
@@ -249,6 +249,12 @@ bench-malconv2: build
 # A simulated trainer's stall, local and cached, on CPU 0 (docs/stalls.md).
 bench-stall: build
 	taskset -c 0 $(VPY) benches/stall.py
+
+# rustfx.offload's launchers on a Ray cluster of this machine (ray's
+# cluster_utils), each worker held to a share of CPU 1 by a cgroup v1 quota
+# (root): fixed worker counts against autoscaled (docs/stalls.md, "At scale").
+bench-scale: build
+	$(VPY) benches/scale.py
 
 # What the feature cache's keys cost (docs/feature_cache.md):
 # in Rust, EMBER2024 vectors of tests/golden/pe extracted, cached by

@@ -1,0 +1,230 @@
+"""rustfx.offload at scale: its launchers' workers on a Ray cluster, fixed
+counts against autoscaled (docs/stalls.md, "At scale"; issue 52, part 5).
+
+The cluster is ray.cluster_utils.Cluster on this machine: NODES nodes of
+NODE_CPUS Ray CPUs each. Every worker is held to a fraction of a CPU
+(--worker-cpu, 0.25 by default) by a cgroup v1 `cpu` quota made for its
+process, and pinned to CPU 1 (the trainer and its local pipeline are on
+CPU 0), so one worker is far from enough and the best worker count is
+well above 1. Both need root and cgroup v1's cpu controller
+(/sys/fs/cgroup/cpu); without them the bench says so and runs unheld.
+
+For each workload (EMBER2024 vectors of PE files; hashed word 1-2-grams of
+the venv's Python files) and each trainer step time (0 / 20 / 50 ms a
+batch of 32, slept, as a GPU step leaves the CPU free), the trainer's
+files/s on an epoch, the workers' count (mean and most) and, for the
+autoscaled run, how long after the epoch began it reached its most:
+
+  local      no offload: the pipeline as written, on CPU 0
+  fixed k    rustfx.offload(pipe, workers=rustfx.workers.Ray(max_workers=k,
+             min_workers=k, cpus_per_worker=1, setup=hold))
+  auto       rustfx.offload(pipe, workers=rustfx.workers.Ray(
+             max_workers=MAX, cpus_per_worker=1, setup=hold))
+
+Each offload is timed on its second epoch (its workers started in the
+first, as in training, where they live from epoch to epoch); the first
+epoch's figures are printed too. Goals (issue 52): auto >= 90% of the best
+fixed count's files/s; auto's mean count <= the best fixed count + 1, and
+0 when the trainer is the bottleneck; auto reaches its count within 15 s.
+
+    make bench-scale                 # as root: the quotas
+    .venv/bin/python benches/scale.py --max-workers 4 --steps-ms 0,20
+"""
+
+import argparse
+import datetime
+import functools
+import os
+import sys
+import time
+
+if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1:
+    os.sched_setaffinity(0, {0})  # the trainer and its local pipeline on CPU 0
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import tensorflow as tf  # noqa: E402,F401  (before ray: one TF per process)
+import ray  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+
+import rustfx  # noqa: E402
+from rustfx import pipeline  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stall import BATCH, ember, ngrams, pe_files, text_files  # noqa: E402
+
+CGROUP = "/sys/fs/cgroup/cpu/rustfx-scale"
+NODES, NODE_CPUS = 3, 2
+PERIOD_US = 100_000
+
+
+def hold(share, cpu):
+    """A worker's setup (rustfx.workers' `setup=`): this process into a
+    cgroup of its own, held to `share` of a CPU, and onto CPU `cpu`. Every
+    thread it has now is moved; later ones inherit both."""
+    if cpu is not None:
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(tid), {cpu})
+            except OSError:
+                pass  # a thread that ended meanwhile
+    if share is None:
+        return
+    group = os.path.join(CGROUP, str(os.getpid()))
+    os.makedirs(group, exist_ok=True)
+    with open(os.path.join(group, "cpu.cfs_period_us"), "w") as f:
+        f.write(str(PERIOD_US))
+    with open(os.path.join(group, "cpu.cfs_quota_us"), "w") as f:
+        f.write(str(int(share * PERIOD_US)))
+    with open(os.path.join(group, "cgroup.procs"), "w") as f:
+        f.write(str(os.getpid()))
+
+
+def quotas_work():
+    """Whether this process can make cgroup v1 cpu quotas (root, v1 mounted)."""
+    try:
+        os.makedirs(CGROUP, exist_ok=True)
+        return os.access(os.path.join(CGROUP, "cgroup.procs"), os.W_OK)
+    except OSError:
+        return False
+
+
+def remove_groups():
+    """The workers' cgroups, once their processes are gone (a group with a
+    process left in it cannot be removed: it is kept)."""
+    if not os.path.isdir(CGROUP):
+        return
+    for name in os.listdir(CGROUP):
+        path = os.path.join(CGROUP, name)
+        if os.path.isdir(path):
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+
+
+def trained(batches, step):
+    """The trainer: `step` seconds slept per batch; its files/s over the epoch."""
+    files, start = 0, time.perf_counter()
+    for rows in batches:
+        files += pipeline.element_rows(rows)
+        if step:
+            time.sleep(step)
+    return files / (time.perf_counter() - start)
+
+
+class Row:
+    def __init__(self, name, rate, first=None, report=None):
+        self.name, self.rate, self.first = name, rate, first
+        report = report or {}
+        self.mean = report.get("workers_mean", 0.0)
+        self.most = report.get("workers_max", 0)
+        self.reached = None
+        timeline = report.get("workers") or []
+        for seconds, count in timeline:
+            if count == self.most and self.most:
+                self.reached = seconds
+                break
+
+    def __str__(self):
+        first = f"{self.first:8,.0f}" if self.first is not None else " " * 8
+        reached = f"{self.reached:6.1f}" if self.reached is not None else "     -"
+        return (f"  {self.name:<10} {self.rate:9,.0f} {first}  {self.mean:5.2f} {self.most:4d}"
+                f"  {reached}")
+
+
+def offloaded(name, pipe, step, launcher):
+    with rustfx.offload(pipe, workers=launcher) as off:
+        first = trained(off, step)
+        first_report = dict(off.report)
+        rate = trained(off, step)
+        report = dict(off.report)
+    remove_groups()
+    row = Row(name, rate, first, report)
+    row.first_report = first_report
+    return row
+
+
+def table(title, paths, fx, steps_ms, max_workers, hold_setup):
+    pipe = pipeline.from_files(paths, fx, batch_size=BATCH)
+    print(f"\n{title}: {len(paths)} files an epoch, batches of {BATCH}")
+    for step_ms in steps_ms:
+        step = step_ms / 1000
+        print(f"\n step {step_ms} ms   files/s  1st epoch  workers: mean most  "
+              f"reached (s)")
+        rows = [Row("local", trained(pipe.dataset(), step))]
+        print(rows[0], flush=True)
+        for k in range(1, max_workers + 1):
+            launcher = rustfx.workers.Ray(max_workers=k, min_workers=k, cpus_per_worker=1,
+                                          setup=hold_setup)
+            rows.append(offloaded(f"fixed {k}", pipe, step, launcher))
+            print(rows[-1], flush=True)
+        launcher = rustfx.workers.Ray(max_workers=max_workers, cpus_per_worker=1,
+                                      setup=hold_setup)
+        auto = offloaded("auto", pipe, step, launcher)
+        print(auto, flush=True)
+        best = max(rows, key=lambda r: r.rate)
+        best_count = 0 if best.name == "local" else int(best.name.split()[1])
+        print(f"  auto / best ({best.name}) = {auto.rate / best.rate:.2f} (goal >= 0.90); "
+              f"auto holds {auto.mean:.2f} workers on average, the best count + 1 is "
+              f"{best_count + 1}; reached its most in "
+              f"{'-' if auto.reached is None else f'{auto.reached:.1f} s'} "
+              f"(1st epoch: {auto.first_report.get('workers_mean', 0):.2f} on average)",
+              flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-workers", type=int, default=5)
+    parser.add_argument("--steps-ms", default="0,20,50")
+    parser.add_argument("--worker-cpu", type=float, default=0.25,
+                        help="each worker's CPU quota, a share of one CPU")
+    parser.add_argument("--pe-dir", help="PE files (default tests/golden/pe)")
+    parser.add_argument("--pe-files", type=int, default=1600, help="PE files an epoch")
+    parser.add_argument("--text-files", type=int, default=6000, help="text files an epoch")
+    parser.add_argument("--workloads", default="pe,text")
+    args = parser.parse_args()
+    steps_ms = [int(s) for s in args.steps_ms.split(",")]
+
+    held = quotas_work()
+    share = args.worker_cpu if held else None
+    cpu = 1 if os.cpu_count() > 1 else None
+    hold_setup = functools.partial(hold, share, cpu)
+    print(f"rustfx.offload at scale, {datetime.date.today()}, {os.cpu_count()} CPUs "
+          f"({_cpu_name()}); Ray cluster of {NODES} nodes x {NODE_CPUS} CPUs; each worker "
+          + (f"held to {share:.0%} of CPU {cpu} (a cgroup v1 quota)" if held
+             else "unheld (no cgroup v1 cpu quota: not root, or not mounted)")
+          + ", the trainer on CPU 0")
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": NODE_CPUS})
+    for _ in range(NODES - 1):
+        cluster.add_node(num_cpus=NODE_CPUS)
+    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
+    try:
+        if "pe" in args.workloads:
+            pe = pe_files(args.pe_dir)
+            paths = (pe * (-(-args.pe_files // len(pe))))[: args.pe_files]
+            table("EMBER2024 vectors of PE files", paths, ember, steps_ms, args.max_workers,
+                  hold_setup)
+        if "text" in args.workloads:
+            table("Hashed word 1-2-grams of text", text_files(args.text_files), ngrams,
+                  steps_ms, args.max_workers, hold_setup)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+        remove_groups()
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+if __name__ == "__main__":
+    main()
