@@ -64,7 +64,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use store::{Store, Write};
+use store::{Access, Opened, Store, Write};
 use writer::Writer;
 
 pub use files::{FilesBatch, PreparedSpec};
@@ -95,6 +95,11 @@ pub struct CacheOptions {
     pub max_bytes: u64,
     /// How [`FeatureCache::extract_files`] keys a file.
     pub key: CacheKey,
+    /// Open to read only: hits are served, misses extracted and never
+    /// stored, nothing written (a cache filled once and shared by many
+    /// trainers). A cache that cannot be written (a read-only file system,
+    /// no permission) is opened so without it, and says so once.
+    pub read_only: bool,
 }
 
 impl Default for CacheOptions {
@@ -102,6 +107,7 @@ impl Default for CacheOptions {
         CacheOptions {
             max_bytes: DEFAULT_MAX_BYTES,
             key: CacheKey::Content,
+            read_only: false,
         }
     }
 }
@@ -140,16 +146,27 @@ pub struct Stats {
     pub entries: u64,
     /// Their bytes, as the cap counts them.
     pub bytes: u64,
+    /// Whether the handle only reads (asked for, or the cache cannot be
+    /// written): its misses are not stored.
+    pub read_only: bool,
 }
 
 impl Stats {
     /// The names of the figures, in [`Stats::figures`]' order.
-    pub const NAMES: [&'static str; 8] = [
-        "hits", "misses", "corrupt", "evicted", "dropped", "errors", "entries", "bytes",
+    pub const NAMES: [&'static str; 9] = [
+        "hits",
+        "misses",
+        "corrupt",
+        "evicted",
+        "dropped",
+        "errors",
+        "entries",
+        "bytes",
+        "read_only",
     ];
 
-    /// The figures in [`Stats::NAMES`]' order.
-    pub fn figures(&self) -> [u64; 8] {
+    /// The figures in [`Stats::NAMES`]' order (`read_only` as 0 or 1).
+    pub fn figures(&self) -> [u64; 9] {
         [
             self.hits,
             self.misses,
@@ -159,6 +176,7 @@ impl Stats {
             self.errors,
             self.entries,
             self.bytes,
+            u64::from(self.read_only),
         ]
     }
 }
@@ -174,7 +192,11 @@ pub struct FeatureCache {
     options: CacheOptions,
     dir: PathBuf,
     db: PathBuf,
+    /// How reading connections open the database (read-only caches: the
+    /// way the first one could).
+    access: Access,
     readers: Mutex<Vec<Store>>,
+    /// Idle (no thread) when the cache is read-only.
     writer: Writer,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -207,7 +229,11 @@ impl FeatureCache {
     /// database that is not a feature cache of this format; `Io` for what
     /// the file system or SQLite refuses. A database SQLite finds damaged
     /// is moved aside and a new one started, counted in `errors` and
-    /// printed ([`Store::open_replacing_damaged`]).
+    /// printed ([`Store::open_replacing_damaged`]). A cache that cannot be
+    /// written (a read-only file system, no permission), or opened with
+    /// [`CacheOptions::read_only`], is opened to read only: its entries
+    /// are served, nothing is stored (said once per directory when it was
+    /// not asked for; `NotFound` when it holds no database to read).
     pub fn open(dir: impl AsRef<Path>, options: CacheOptions) -> Result<FeatureCache> {
         FeatureCache::open_waiting(dir, options, store::BUSY_TIMEOUT)
     }
@@ -221,33 +247,57 @@ impl FeatureCache {
     ) -> Result<FeatureCache> {
         options.check()?;
         let dir = dir.as_ref().to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!(
-                    "cannot create the feature cache's directory {}: {e}",
-                    dir.display()
-                ),
-            )
-        })?;
         let db = dir.join(DB_FILE);
-        let (store, replaced) = Store::open_replacing_damaged(&db, busy)?;
-        let writer = Writer::start(store, options.max_bytes, &dir.display().to_string())?;
-        if let Some(note) = replaced {
-            eprintln!("rustfx: {note}");
-            writer.counters.errors.fetch_add(1, Ordering::Relaxed);
-        }
+        let name = dir.display().to_string();
+        let opened = if options.read_only {
+            Opened::NotWritable(None)
+        } else {
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                Error::new(
+                    ErrorKind::Io,
+                    format!("cannot create the feature cache's directory {name}: {e}"),
+                )
+            })?;
+            Store::open_replacing_damaged(&db, busy)?
+        };
+        let (writer, access, reader) = match opened {
+            Opened::Writable(store, replaced) => {
+                let writer = Writer::start(store, options.max_bytes, &name)?;
+                if let Some(note) = replaced {
+                    eprintln!("rustfx: {note}");
+                    writer.counters.errors.fetch_add(1, Ordering::Relaxed);
+                }
+                let reader = Store::open_reader(&db, Access::ReadWrite)?;
+                (writer, Access::ReadWrite, reader)
+            }
+            Opened::NotWritable(why) => {
+                let (reader, access, caveat) = Store::open_read_only(&db)?;
+                if let Some(why) = why {
+                    say_read_only(&dir, &why, caveat.as_deref());
+                } else if let Some(caveat) = caveat {
+                    eprintln!("rustfx: feature cache {name}: {caveat}");
+                }
+                (Writer::idle(), access, reader)
+            }
+        };
         Ok(FeatureCache {
             options,
-            readers: Mutex::new(vec![Store::open_reader(&db)?]),
+            readers: Mutex::new(vec![reader]),
             dir,
             db,
+            access,
             writer,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             corrupt: AtomicU64::new(0),
             extractors: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Whether it only reads ([`CacheOptions::read_only`], or the cache
+    /// could not be written): misses are extracted and not stored.
+    pub fn read_only(&self) -> bool {
+        self.access != Access::ReadWrite
     }
 
     /// The options it was opened with.
@@ -266,7 +316,7 @@ impl FeatureCache {
         let idle = self.readers.lock().map_err(|_| poisoned())?.pop();
         let reader = match idle {
             Some(reader) => reader,
-            None => Store::open_reader(&self.db)?,
+            None => Store::open_reader(&self.db, self.access)?,
         };
         let outcome = f(&reader);
         if outcome.is_ok() {
@@ -343,7 +393,9 @@ impl FeatureCache {
             key,
             checksum,
         });
-        self.writer.offer(touches.chain(drops).collect());
+        if !self.read_only() {
+            self.writer.offer(touches.chain(drops).collect());
+        }
         Ok(rows)
     }
 
@@ -376,6 +428,15 @@ impl FeatureCache {
     /// another number of rows.
     pub fn put_many(&self, spec: &FeatureSpec, keys: &[DocKey], rows: &Batch) -> Result<()> {
         let stored = stored_rows(spec, keys, rows)?;
+        if self.read_only() {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "feature cache {} is read-only: nothing is stored",
+                    self.dir.display()
+                ),
+            ));
+        }
         let rows = keys.iter().copied().zip(stored);
         self.writer.write_now(puts(&spec_digest(spec), rows))
     }
@@ -383,7 +444,9 @@ impl FeatureCache {
     /// Queues `rows` to be stored under `digest` (dropped if the queue is
     /// full).
     fn queue_rows(&self, digest: &[u8; 32], rows: Vec<(DocKey, StoredRow)>) {
-        self.writer.offer(puts(digest, rows));
+        if !self.read_only() {
+            self.writer.offer(puts(digest, rows));
+        }
     }
 
     /// `spec`'s extractor, built once per handle.
@@ -400,18 +463,27 @@ impl FeatureCache {
     /// Waits until every write queued by this handle so far is committed:
     /// the error of the last transaction, if it failed.
     pub fn flush(&self) -> Result<()> {
+        if self.read_only() {
+            return Ok(());
+        }
         self.writer.flush()
     }
 
     /// What the cache has done (this handle) and holds (every process),
     /// once the writes queued so far are committed. Safe from any thread
-    /// at any time.
+    /// at any time, and never fails for the database: totals it cannot
+    /// read (a file damaged under the handle) are 0, counted in `errors`
+    /// and printed once, so a caller that only asks (a constructor) never
+    /// stops on a cache.
     pub fn stats(&self) -> Result<Stats> {
         // A failed write is in `errors` already; the totals are what the
         // database holds.
-        let _ = self.writer.flush();
-        let (entries, bytes) = self.with_reader(Store::totals)?;
+        let _ = self.flush();
         let counters = &self.writer.counters;
+        let (entries, bytes) = self.with_reader(Store::totals).unwrap_or_else(|e| {
+            counters.fault("feature cache: cannot count the entries", &e);
+            (0, 0)
+        });
         Ok(Stats {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
@@ -421,8 +493,26 @@ impl FeatureCache {
             errors: counters.errors.load(Ordering::Relaxed),
             entries,
             bytes,
+            read_only: self.read_only(),
         })
     }
+}
+
+/// Prints, once per directory in a process, that a cache that could not
+/// be written is read only.
+fn say_read_only(dir: &Path, why: &str, caveat: Option<&str>) {
+    static SAID: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+    if said.iter().any(|d| d == dir) {
+        return;
+    }
+    said.push(dir.to_path_buf());
+    let caveat = caveat.map(|c| format!("; {c}")).unwrap_or_default();
+    eprintln!(
+        "rustfx: feature cache {} cannot be written ({why}): read-only, its entries are \
+         served and misses are extracted, not stored{caveat} (said once)",
+        dir.display()
+    );
 }
 
 /// Each row of `rows` (a batch of `spec`'s output) as stored;
@@ -481,5 +571,7 @@ fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, StoredRow)>) 
 
 #[cfg(test)]
 mod fault_tests;
+#[cfg(test)]
+mod read_only_tests;
 #[cfg(test)]
 mod tests;
