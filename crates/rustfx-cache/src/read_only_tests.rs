@@ -108,6 +108,30 @@ fn a_read_only_handle_reads_what_a_live_writer_committed() {
 }
 
 #[test]
+fn a_checkpoint_under_a_live_handle_makes_the_database_file_whole() {
+    let dir = temp_dir("checkpoint");
+    let docs = documents();
+    let docs: Vec<&[u8]> = docs[..20].iter().map(Vec::as_slice).collect();
+    let [spec, _] = specs();
+    let want = spec.build().unwrap().extract_batch(&docs).unwrap();
+    let writer = FeatureCache::open(&dir, CacheOptions::default()).unwrap();
+    writer.extract(&spec, &docs).unwrap();
+    assert!(writer.checkpoint().unwrap());
+    let wal = dir.join(format!("{DB_FILE}-wal"));
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0);
+    // The database file alone (a copy of it, read as immutable) holds every row.
+    let copy = temp_dir("checkpoint-copy");
+    std::fs::copy(dir.join(DB_FILE), copy.join(DB_FILE)).unwrap();
+    let reader = FeatureCache::open(&copy, read_only()).unwrap();
+    assert!(reader.extract(&spec, &docs).unwrap().same_bits(&want));
+    assert_eq!(reader.stats().unwrap().hits, 20);
+    drop((reader, writer));
+    for dir in [dir, copy] {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
 fn a_read_only_open_of_no_cache_is_not_found_and_makes_nothing() {
     let dir = temp_dir("read-only-none");
     let missing = dir.join("missing");

@@ -117,6 +117,23 @@ impl Store {
         opened
     }
 
+    /// Copies the WAL of the database at `path` into it and empties the
+    /// WAL (`wal_checkpoint(TRUNCATE)`) if no other connection is in the
+    /// way, waiting for none: so a cache whose process ends with its
+    /// handles open is whole in its database file (what a copy to
+    /// read-only storage needs). Whether it was done.
+    pub fn checkpoint(path: &Path) -> Result<bool> {
+        let conn = Connection::open(path).map_err(|e| sql_error(path, "cannot open", e))?;
+        // Never waits (rusqlite's default is 5 s): a process that ends
+        // must not hang on another's reader.
+        conn.busy_timeout(Duration::ZERO)
+            .map_err(|e| sql_error(path, "cannot set busy_timeout", e))?;
+        let busy: i64 = conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .map_err(|e| sql_error(path, "cannot checkpoint", e))?;
+        Ok(busy == 0)
+    }
+
     /// [`Store::open`] with SQLite's own error, to tell damage apart.
     fn try_open(path: &Path, busy: Duration) -> std::result::Result<Store, OpenError> {
         let conn = Connection::open(path).map_err(OpenError::Sql)?;

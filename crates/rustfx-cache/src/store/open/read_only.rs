@@ -60,7 +60,6 @@ impl Store {
             }
         }
         let store = Store::connect_read_only(path, Access::Immutable)?;
-        store.check_format()?;
         let unread = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
         let caveat = unread.then(|| {
             format!(
@@ -71,6 +70,15 @@ impl Store {
                 wal.display()
             )
         });
+        match (store.check_format(), &caveat) {
+            (Err(e), Some(caveat)) if e.kind() != ErrorKind::InvalidArgument => {
+                return Err(Error::new(
+                    e.kind(),
+                    format!("{e}; {caveat}, and the database file alone holds none"),
+                ))
+            }
+            (checked, _) => checked?,
+        }
         Ok((store, Access::Immutable, caveat))
     }
 
