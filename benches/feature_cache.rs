@@ -89,6 +89,7 @@ fn main() {
             CacheOptions {
                 max_bytes: 1 << 34,
                 key,
+                read_only: false,
             },
         )
         .unwrap()

@@ -3,7 +3,10 @@
 // The extractor ops read and fill the cache (extract_ops.cc, kCacheAttrs);
 // this op is how Python sees what they did, in the process that did it (a
 // tf.data service worker's too). Stateful: it commits the queued rows, and
-// its figures change with every batch.
+// its figures change with every batch. It fails only for bad options, with
+// the core's message (which names what is allowed); a cache that cannot be
+// opened gives the figures of none, its failure counted in "errors" and said
+// once on stderr.
 #include <cstring>
 
 #include "tf_kernel.h"
@@ -12,7 +15,7 @@ namespace rustfx {
 namespace {
 
 // The figures, in rustfx_cache::Stats::NAMES' order.
-constexpr int64_t kFigures = 8;
+constexpr int64_t kFigures = 9;
 
 class FeatureCacheStatsKernel {
  public:
@@ -21,6 +24,7 @@ class FeatureCacheStatsKernel {
   OpStatus Init(TF_OpKernelConstruction*, const Attrs& attrs) {
     RUSTFX_RETURN_IF_ERROR(attrs.String("cache_dir", &dir_));
     RUSTFX_RETURN_IF_ERROR(attrs.String("cache_key", &key_));
+    RUSTFX_RETURN_IF_ERROR(attrs.Bool("cache_read_only", &read_only_));
     return attrs.Int64("cache_max_bytes", &max_bytes_);
   }
 
@@ -29,9 +33,10 @@ class FeatureCacheStatsKernel {
     try {
       figures = feature_cache_stats(
           rust::Slice<const uint8_t>(reinterpret_cast<const uint8_t*>(dir_.data()), dir_.size()),
-          key_, max_bytes_);
+          key_, max_bytes_, read_only_);
     } catch (const std::exception& e) {
-      return InvalidArgument(std::string(kName) + ": " + e.what());
+      // The core's message names the option and what is allowed.
+      return InvalidArgument(e.what());
     }
     if (static_cast<int64_t>(figures.size()) != kFigures) {
       return Internal(std::string(kName) + ": another number of figures (a bug in rustfx)");
@@ -45,6 +50,7 @@ class FeatureCacheStatsKernel {
  private:
   std::string dir_, key_;
   int64_t max_bytes_ = -1;
+  bool read_only_ = false;
 };
 
 void FiguresShape(TF_ShapeInferenceContext* ctx, TF_Status* status) {
@@ -57,7 +63,7 @@ void RegisterCacheOps() {
                      {},
                      {"figures: int64"},
                      {"cache_dir: string", "cache_key: string = 'content'",
-                      "cache_max_bytes: int = -1"},
+                      "cache_max_bytes: int = -1", "cache_read_only: bool = false"},
                      FiguresShape};
   stats.stateful = true;
   RegisterOp(stats);

@@ -138,7 +138,7 @@ class ExtractorKernel {
         if (!failed.ok()) error.Record(begin + static_cast<int64_t>(part->error_row()), failed);
         (*parts)[c].emplace(std::move(part));
       } catch (const std::exception& e) {
-        error.Record(begin, Internal(std::string(Op::kName) + ": " + e.what()));
+        error.Record(begin, Internal(e.what()));
       }
     };
     if (chunks.parallel && chunks.count() > 1) {
@@ -163,6 +163,7 @@ class ExtractorKernel {
   OpStatus InitCache(const Attrs& attrs, const std::string& spec) {
     std::string dir, key;
     int64_t max_bytes = -1, read_max_bytes = 0;
+    bool read_only = false;
     OnError on_error;
     RUSTFX_RETURN_IF_ERROR(attrs.String("cache_dir", &dir));
     if (dir.empty()) return {};
@@ -172,12 +173,13 @@ class ExtractorKernel {
     }
     RUSTFX_RETURN_IF_ERROR(attrs.String("cache_key", &key));
     RUSTFX_RETURN_IF_ERROR(attrs.Int64("cache_max_bytes", &max_bytes));
+    RUSTFX_RETURN_IF_ERROR(attrs.Bool("cache_read_only", &read_only));
     RUSTFX_RETURN_IF_ERROR(attrs.Int64("read_max_bytes", &read_max_bytes));
     RUSTFX_RETURN_IF_ERROR(attrs.Enum("read_on_error", parse_on_error, &on_error));
     return InvalidArgumentIfThrows([&] {
       cache_.emplace(new_op_cache(
           spec, rust::Slice<const uint8_t>(reinterpret_cast<const uint8_t*>(dir.data()), dir.size()),
-          key, max_bytes, read_max_bytes, on_error));
+          key, max_bytes, read_only, read_max_bytes, on_error));
     });
   }
 
@@ -187,12 +189,13 @@ class ExtractorKernel {
 };
 
 // An extractor op's feature cache (src/cache_ops.rs): the
-// directory ('' for none), its key ("content" or "stat") and its cap (-1:
-// the core's default).
+// directory ('' for none), its key ("content" or "stat"), its cap (-1:
+// the core's default), and whether it is only read (misses not stored).
 inline constexpr const char* kCacheAttrs[] = {
     "cache_dir: string = ''",
     "cache_key: string = 'content'",
     "cache_max_bytes: int = -1",
+    "cache_read_only: bool = false",
 };
 
 // The attrs of an extractor op: its spec, where its documents come from,

@@ -180,6 +180,7 @@ pub(crate) mod ffi {
             dir: &[u8],
             key: &str,
             max_bytes: i64,
+            read_only: bool,
             read_max_bytes: i64,
             on_error: OnError,
         ) -> Result<Box<OpCache>>;
@@ -190,8 +191,14 @@ pub(crate) mod ffi {
         /// queued to be stored.
         fn extract_files(self: &OpCache, paths: &DocumentChunk) -> Result<Box<Part>>;
         /// Rustfx>FeatureCacheStats: the figures of the process's cache of
-        /// `dir` (`rustfx_cache::Stats::NAMES`), its queued rows committed.
-        fn feature_cache_stats(dir: &[u8], key: &str, max_bytes: i64) -> Result<Vec<u64>>;
+        /// `dir` (`rustfx_cache::Stats::NAMES`), its queued rows committed;
+        /// an error only for bad options.
+        fn feature_cache_stats(
+            dir: &[u8],
+            key: &str,
+            max_bytes: i64,
+            read_only: bool,
+        ) -> Result<Vec<u64>>;
 
         /// Runs `work` on every chunk `c < chunks`, on at most `threads`
         /// threads, the caller's included (`op_threads::run_chunks`).

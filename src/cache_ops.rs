@@ -11,14 +11,22 @@
 //! serve: a kernel whose directory is missing, or does not open as a
 //! feature cache, extracts uncached and prints why once. Bad options (a
 //! key or cap out of range) are refused when the kernel is built, with the
-//! core's message.
+//! core's message. A cache that cannot be written (read-only storage) is
+//! read: hits served, misses extracted and not stored (said once by the
+//! core).
+//!
+//! A tf.data service worker runs the ops with the same attrs: it opens the
+//! cache's directory on its own node. Where that directory is missing
+//! there, the kernel neither creates it (`shared(.., create: false)`) nor
+//! fails: it extracts uncached and says so once. `rustfx.FeatureCache`'s
+//! stats op, run where the cache is made, creates the directory.
 
 use crate::bridge::{documents, ffi, guard, BridgeResult};
 use crate::part::Part;
 use rustfx::read::{check_max_bytes, OnError};
 use rustfx::spec::FeatureSpec;
 use rustfx::{Error, ErrorKind, Result};
-use rustfx_cache::{CacheKey, CacheOptions, FeatureCache, PreparedSpec, DEFAULT_MAX_BYTES};
+use rustfx_cache::{CacheKey, CacheOptions, FeatureCache, PreparedSpec, Stats, DEFAULT_MAX_BYTES};
 use std::collections::HashSet;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -34,9 +42,9 @@ pub struct OpCache {
     on_error: OnError,
 }
 
-/// The options of the `cache_key` and `cache_max_bytes` attrs (-1: the
-/// core's default cap), checked.
-fn options(key: &str, max_bytes: i64) -> Result<CacheOptions> {
+/// The options of the `cache_key`, `cache_max_bytes` (-1: the core's
+/// default cap) and `cache_read_only` attrs, checked.
+fn options(key: &str, max_bytes: i64, read_only: bool) -> Result<CacheOptions> {
     let options = CacheOptions {
         key: CacheKey::from_name(key)?,
         max_bytes: if max_bytes < 0 {
@@ -44,6 +52,7 @@ fn options(key: &str, max_bytes: i64) -> Result<CacheOptions> {
         } else {
             max_bytes as u64
         },
+        read_only,
     };
     options.check()?;
     Ok(options)
@@ -54,11 +63,12 @@ pub fn new_op_cache(
     dir: &[u8],
     key: &str,
     max_bytes: i64,
+    read_only: bool,
     read_max_bytes: i64,
     on_error: ffi::OnError,
 ) -> BridgeResult<Box<OpCache>> {
     guard("new_op_cache", || {
-        let options = options(key, max_bytes)?;
+        let options = options(key, max_bytes, read_only)?;
         let spec = PreparedSpec::new(FeatureSpec::from_json(spec)?);
         let read_max_bytes = check_max_bytes(read_max_bytes)?;
         let on_error = on_error.to_core()?;
@@ -150,13 +160,40 @@ impl OpCache {
 /// The figures of the process's cache of `dir` with these options
 /// (`rustfx_cache::Stats::NAMES`' order), its queued rows committed first;
 /// the cache is opened (and its directory created) if it was not. For
-/// Rustfx>FeatureCacheStats.
-pub fn feature_cache_stats(dir: &[u8], key: &str, max_bytes: i64) -> BridgeResult<Vec<u64>> {
+/// Rustfx>FeatureCacheStats, which `rustfx.FeatureCache` runs when it is
+/// made: so this fails only for bad options. A cache that cannot be
+/// opened (damaged and not set aside, a path that is not a directory)
+/// gives the figures of none, its failure in `errors`, said once: the ops
+/// extract uncached, and training goes on.
+pub fn feature_cache_stats(
+    dir: &[u8],
+    key: &str,
+    max_bytes: i64,
+    read_only: bool,
+) -> BridgeResult<Vec<u64>> {
     guard("feature_cache_stats", || {
-        let options = options(key, max_bytes)?;
+        let options = options(key, max_bytes, read_only)?;
         let path = Path::new(std::ffi::OsStr::from_bytes(dir));
-        let cache = rustfx_cache::shared(path, options, true)?;
-        flush_at_exit();
-        Ok(cache.stats()?.figures().to_vec())
+        let stats = match rustfx_cache::shared(path, options, true) {
+            Ok(cache) => {
+                flush_at_exit();
+                cache
+                    .stats()
+                    .unwrap_or_else(|e| unopened(path, &e, read_only))
+            }
+            Err(e) => unopened(path, &e, read_only),
+        };
+        Ok(stats.figures().to_vec())
     })
+}
+
+/// The figures of a cache that could not be opened or read (`e`, said
+/// once): its failure counted, nothing else.
+fn unopened(dir: &Path, e: &Error, read_only: bool) -> Stats {
+    warn_once(dir, e);
+    Stats {
+        errors: 1,
+        read_only,
+        ..Stats::default()
+    }
 }

@@ -28,11 +28,12 @@ uncached and says so once). A layer's cache is not part of its config.
 """
 
 import os
+import re
 
 import tensorflow as tf
 
 from rustfx._common import ops
-from rustfx_core.cache import STATS
+from rustfx_core.cache import figures_dict
 
 __all__ = ["FeatureCache"]
 
@@ -42,16 +43,24 @@ class FeatureCache:
     extractor ops: at most `max_bytes` of entries (None: the core's
     default, 10 GiB; the least recently used are evicted down to 90% of it
     after a put that passes it), keyed by "content" (default) or "stat"
-    (rustfx_core.FeatureCache says what each risks). Bad options, or a
-    directory that cannot hold a cache, fail here with the core's message
-    (tf.errors.InvalidArgumentError). Pass it as rustfx.files(paths,
-    cache=...) or a layer's cache=. Objects with the same directory and
-    options share one cache, its writer and its figures in a process."""
+    (rustfx_core.FeatureCache says what each risks). read_only=True: hits
+    are served, misses extracted and never stored, nothing written (a cache
+    filled once and shared by many trainers); a cache that cannot be
+    written (read-only storage) is read so without it, said once. Bad
+    options fail here with the core's message
+    (tf.errors.InvalidArgumentError), and nothing else does: a cache that
+    cannot be opened (damaged and not set aside, not a directory) is not
+    used (the ops extract uncached), its failure in stats()["errors"], said
+    once. Pass it as rustfx.files(paths, cache=...) or a layer's cache=.
+    Objects with the same directory and options share one cache, its
+    writer and its figures in a process."""
 
-    def __init__(self, directory, max_bytes=None, key="content"):
+    def __init__(self, directory, max_bytes=None, key="content", read_only=False):
         self.directory, self.max_bytes, self.key = directory, max_bytes, key
+        self.read_only = bool(read_only)
         self._attrs = dict(cache_dir=os.fsencode(directory), cache_key=str(key),
-                           cache_max_bytes=-1 if max_bytes is None else int(max_bytes))
+                           cache_max_bytes=-1 if max_bytes is None else int(max_bytes),
+                           cache_read_only=self.read_only)
         self.stats()  # opened here, so bad options fail at construction
 
     def attrs(self):
@@ -64,14 +73,28 @@ class FeatureCache:
         "dropped" (rows not stored, the writer's queue full), "errors"
         (lookups and writes that failed: each a miss, or a row not
         stored)}; and what the cache holds, every process's: {"entries",
-        "bytes"}."""
+        "bytes"}; "read_only": whether misses go unstored."""
         with tf.init_scope():
-            figures = ops.Rustfx_FeatureCacheStats(**self._attrs).numpy()
-        return dict(zip(STATS, (int(v) for v in figures)))
+            try:
+                figures = ops.Rustfx_FeatureCacheStats(**self._attrs).numpy()
+            except tf.errors.InvalidArgumentError as refused:
+                # Bad options: the core's message, without the internal
+                # op's name that eager execution wraps around it.
+                raise tf.errors.InvalidArgumentError(
+                    refused.node_def, refused.op, _core_message(refused.message)) from None
+        return figures_dict(figures)
 
     def __repr__(self):
+        read_only = ", read_only=True" if self.read_only else ""
         return f"rustfx.FeatureCache({self.directory!r}, max_bytes={self.max_bytes}, " \
-               f"key={self.key!r})"
+               f"key={self.key!r}{read_only})"
+
+
+def _core_message(message):
+    """`message` without eager execution's "{{function_node ...}} " before
+    it and " [Op:...]" after it."""
+    message = re.sub(r"^\{\{function_node [^}]*\}\}\s*", "", message)
+    return re.sub(r"\s*\[Op:[^\]]*\](\s*name:.*)?$", "", message, flags=re.S)
 
 
 def check(cache):

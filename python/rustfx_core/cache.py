@@ -42,7 +42,15 @@ from rustfx_core.spec import FeatureSpec
 __all__ = ["FeatureCache", "row_digests"]
 
 #: What stats() returns, in the C ABI's order (rustfx_cache_stats).
-STATS = ("hits", "misses", "corrupt", "evicted", "dropped", "errors", "entries", "bytes")
+STATS = ("hits", "misses", "corrupt", "evicted", "dropped", "errors", "entries", "bytes",
+         "read_only")
+
+
+def figures_dict(figures):
+    """stats()' dict of the core's figures (read_only as a bool)."""
+    stats = dict(zip(STATS, (int(v) for v in figures)))
+    stats["read_only"] = bool(stats["read_only"])
+    return stats
 
 
 class FeatureCache:
@@ -52,9 +60,15 @@ class FeatureCache:
     it), keyed by "content" (default) or
     "stat". ValueError with the core's message for bad options or a
     directory that holds no feature cache. Used from one thread at a time;
-    any number of processes may share the directory."""
+    any number of processes may share the directory.
 
-    def __init__(self, directory, max_bytes=None, key="content"):
+    read_only=True opens it to read only: hits are served, misses extracted
+    and never stored, nothing written (a cache filled once and shared by
+    many trainers; ValueError if it holds no cache). A cache that cannot be
+    written (a read-only file system, no permission) is opened so without
+    it, and says so once; stats()["read_only"] tells."""
+
+    def __init__(self, directory, max_bytes=None, key="content", read_only=False):
         library = _abi.lib()
         raw = os.fsencode(directory)
         key_bytes = str(key).encode("utf-8", "surrogatepass")
@@ -64,11 +78,13 @@ class FeatureCache:
             cap = ctypes.pointer(ctypes.c_uint64(max(0, min(2**64 - 1, int(max_bytes)))))
         message = ctypes.c_void_p()
         self._handle = library.rustfx_cache_open(raw, len(raw), cap, key_bytes,
-                                                 len(key_bytes), ctypes.byref(message))
+                                                 len(key_bytes), bool(read_only),
+                                                 ctypes.byref(message))
         if not self._handle:
             raise ValueError(_abi.taken_message(message))
         self._free = library.rustfx_cache_free
         self.directory, self.max_bytes, self.key = directory, max_bytes, key
+        self.read_only = bool(read_only)
 
     def __del__(self):
         if getattr(self, "_handle", None):
@@ -175,9 +191,11 @@ class FeatureCache:
         what this handle did (dropped: rows not stored, the writer's queue
         full; errors: lookups and writes that failed, each a miss or a row
         not stored); {"entries", "bytes"}: what the cache holds, every
-        process's, once this handle's queued rows are committed."""
+        process's, once this handle's queued rows are committed;
+        "read_only": whether misses go unstored (asked for, or the cache
+        cannot be written)."""
         figures = (ctypes.c_uint64 * len(STATS))()
         message = ctypes.c_void_p()
         if not _abi.lib().rustfx_cache_stats(self._handle, figures, ctypes.byref(message)):
             raise RuntimeError(_abi.taken_message(message))
-        return dict(zip(STATS, (int(v) for v in figures)))
+        return figures_dict(figures)

@@ -168,11 +168,12 @@ def test_extractor_ops_declare_no_parameter_defaults():
         attrs = {a.name: a for a in op_def.attr}
         assert set(attrs) - {"Tout"} == {"spec", "read_files", "read_max_bytes",
                                          "read_on_error", "cache_dir", "cache_key",
-                                         "cache_max_bytes"}, op
+                                         "cache_max_bytes", "cache_read_only"}, op
         assert not attrs["spec"].HasField("default_value"), op
         # No cache by default, and its cap is the core's (-1), not a copy.
         assert attrs["cache_dir"].default_value.s == b"", op
         assert attrs["cache_max_bytes"].default_value.i == -1, op
+        assert attrs["cache_read_only"].default_value.b is False, op
 
 
 def test_a_drifted_default_is_caught(monkeypatch):

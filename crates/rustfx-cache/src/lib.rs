@@ -50,6 +50,7 @@
 
 mod files;
 mod keys;
+mod options;
 mod row;
 mod shared;
 mod store;
@@ -64,11 +65,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use store::{Store, Write};
+use store::{Access, Opened, Store, Write};
 use writer::Writer;
 
 pub use files::{FilesBatch, PreparedSpec};
 pub use keys::{spec_digest, CacheKey, DocKey, KEY_SCHEME};
+pub use options::{CacheOptions, Stats};
 pub use row::{ENTRY_OVERHEAD, ROW_DIGEST_CONTEXT};
 pub use shared::{flush_shared, shared};
 pub use writer::QUEUE_BYTES;
@@ -82,87 +84,6 @@ pub const DEFAULT_MAX_BYTES: u64 = 10 << 30;
 /// The database's file name in the cache's directory.
 pub const DB_FILE: &str = "features.sqlite3";
 
-/// How a cache is opened.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CacheOptions {
-    /// The cap on the entries' bytes ([`ENTRY_OVERHEAD`] plus the values of
-    /// each), from [`MIN_MAX_BYTES`] to [`MAX_MAX_BYTES`]. After a put that
-    /// takes the total past it, the least recently used entries (by their
-    /// last hit or put, across every process) are deleted until the total
-    /// is at most 90% of it. An entry larger than the cap is not stored.
-    /// The database file stays about this size: SQLite reuses the pages
-    /// of deleted entries.
-    pub max_bytes: u64,
-    /// How [`FeatureCache::extract_files`] keys a file.
-    pub key: CacheKey,
-}
-
-impl Default for CacheOptions {
-    fn default() -> Self {
-        CacheOptions {
-            max_bytes: DEFAULT_MAX_BYTES,
-            key: CacheKey::Content,
-        }
-    }
-}
-
-impl CacheOptions {
-    /// `InvalidArgument`, saying what is allowed, for a cap out of range.
-    pub fn check(&self) -> Result<()> {
-        if !(MIN_MAX_BYTES..=MAX_MAX_BYTES).contains(&self.max_bytes) {
-            return Err(Error::invalid_argument(format!(
-                "a feature cache's max_bytes must be from {} to {} bytes, got {}",
-                MIN_MAX_BYTES, MAX_MAX_BYTES, self.max_bytes
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// What a cache has done and holds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Documents found, by this handle.
-    pub hits: u64,
-    /// Documents not found (corrupt ones included), by this handle.
-    pub misses: u64,
-    /// Entries that failed their checksum and were deleted, by this handle.
-    pub corrupt: u64,
-    /// Entries evicted for the cap, by this handle.
-    pub evicted: u64,
-    /// Writes dropped because the writer's queue was full, by this handle:
-    /// rows not stored this time.
-    pub dropped: u64,
-    /// Lookups and writes that failed, by this handle (each a miss, or a
-    /// row not stored; the first is printed).
-    pub errors: u64,
-    /// Entries in the cache (every process's).
-    pub entries: u64,
-    /// Their bytes, as the cap counts them.
-    pub bytes: u64,
-}
-
-impl Stats {
-    /// The names of the figures, in [`Stats::figures`]' order.
-    pub const NAMES: [&'static str; 8] = [
-        "hits", "misses", "corrupt", "evicted", "dropped", "errors", "entries", "bytes",
-    ];
-
-    /// The figures in [`Stats::NAMES`]' order.
-    pub fn figures(&self) -> [u64; 8] {
-        [
-            self.hits,
-            self.misses,
-            self.corrupt,
-            self.evicted,
-            self.dropped,
-            self.errors,
-            self.entries,
-            self.bytes,
-        ]
-    }
-}
-
 /// Idle reading connections kept per handle (one per thread that looks up
 /// at once; more are opened as needed and closed after use).
 const IDLE_READERS: usize = 4;
@@ -174,7 +95,11 @@ pub struct FeatureCache {
     options: CacheOptions,
     dir: PathBuf,
     db: PathBuf,
+    /// How reading connections open the database (read-only caches: the
+    /// way the first one could).
+    access: Access,
     readers: Mutex<Vec<Store>>,
+    /// Idle (no thread) when the cache is read-only.
     writer: Writer,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -207,7 +132,11 @@ impl FeatureCache {
     /// database that is not a feature cache of this format; `Io` for what
     /// the file system or SQLite refuses. A database SQLite finds damaged
     /// is moved aside and a new one started, counted in `errors` and
-    /// printed ([`Store::open_replacing_damaged`]).
+    /// printed ([`Store::open_replacing_damaged`]). A cache that cannot be
+    /// written (a read-only file system, no permission), or opened with
+    /// [`CacheOptions::read_only`], is opened to read only: its entries
+    /// are served, nothing is stored (said once per directory when it was
+    /// not asked for; `NotFound` when it holds no database to read).
     pub fn open(dir: impl AsRef<Path>, options: CacheOptions) -> Result<FeatureCache> {
         FeatureCache::open_waiting(dir, options, store::BUSY_TIMEOUT)
     }
@@ -221,33 +150,57 @@ impl FeatureCache {
     ) -> Result<FeatureCache> {
         options.check()?;
         let dir = dir.as_ref().to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!(
-                    "cannot create the feature cache's directory {}: {e}",
-                    dir.display()
-                ),
-            )
-        })?;
         let db = dir.join(DB_FILE);
-        let (store, replaced) = Store::open_replacing_damaged(&db, busy)?;
-        let writer = Writer::start(store, options.max_bytes, &dir.display().to_string())?;
-        if let Some(note) = replaced {
-            eprintln!("rustfx: {note}");
-            writer.counters.errors.fetch_add(1, Ordering::Relaxed);
-        }
+        let name = dir.display().to_string();
+        let opened = if options.read_only {
+            Opened::NotWritable(None)
+        } else {
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                Error::new(
+                    ErrorKind::Io,
+                    format!("cannot create the feature cache's directory {name}: {e}"),
+                )
+            })?;
+            Store::open_replacing_damaged(&db, busy)?
+        };
+        let (writer, access, reader) = match opened {
+            Opened::Writable(store, replaced) => {
+                let writer = Writer::start(store, options.max_bytes, &name)?;
+                if let Some(note) = replaced {
+                    eprintln!("rustfx: {note}");
+                    writer.counters.errors.fetch_add(1, Ordering::Relaxed);
+                }
+                let reader = Store::open_reader(&db, Access::ReadWrite)?;
+                (writer, Access::ReadWrite, reader)
+            }
+            Opened::NotWritable(why) => {
+                let (reader, access, caveat) = Store::open_read_only(&db)?;
+                if let Some(why) = why {
+                    say_read_only(&dir, &why, caveat.as_deref());
+                } else if let Some(caveat) = caveat {
+                    eprintln!("rustfx: feature cache {name}: {caveat}");
+                }
+                (Writer::idle(), access, reader)
+            }
+        };
         Ok(FeatureCache {
             options,
-            readers: Mutex::new(vec![Store::open_reader(&db)?]),
+            readers: Mutex::new(vec![reader]),
             dir,
             db,
+            access,
             writer,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             corrupt: AtomicU64::new(0),
             extractors: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Whether it only reads ([`CacheOptions::read_only`], or the cache
+    /// could not be written): misses are extracted and not stored.
+    pub fn read_only(&self) -> bool {
+        self.access != Access::ReadWrite
     }
 
     /// The options it was opened with.
@@ -266,7 +219,7 @@ impl FeatureCache {
         let idle = self.readers.lock().map_err(|_| poisoned())?.pop();
         let reader = match idle {
             Some(reader) => reader,
-            None => Store::open_reader(&self.db)?,
+            None => Store::open_reader(&self.db, self.access)?,
         };
         let outcome = f(&reader);
         if outcome.is_ok() {
@@ -343,7 +296,9 @@ impl FeatureCache {
             key,
             checksum,
         });
-        self.writer.offer(touches.chain(drops).collect());
+        if !self.read_only() {
+            self.writer.offer(touches.chain(drops).collect());
+        }
         Ok(rows)
     }
 
@@ -376,6 +331,15 @@ impl FeatureCache {
     /// another number of rows.
     pub fn put_many(&self, spec: &FeatureSpec, keys: &[DocKey], rows: &Batch) -> Result<()> {
         let stored = stored_rows(spec, keys, rows)?;
+        if self.read_only() {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "feature cache {} is read-only: nothing is stored",
+                    self.dir.display()
+                ),
+            ));
+        }
         let rows = keys.iter().copied().zip(stored);
         self.writer.write_now(puts(&spec_digest(spec), rows))
     }
@@ -383,7 +347,9 @@ impl FeatureCache {
     /// Queues `rows` to be stored under `digest` (dropped if the queue is
     /// full).
     fn queue_rows(&self, digest: &[u8; 32], rows: Vec<(DocKey, StoredRow)>) {
-        self.writer.offer(puts(digest, rows));
+        if !self.read_only() {
+            self.writer.offer(puts(digest, rows));
+        }
     }
 
     /// `spec`'s extractor, built once per handle.
@@ -400,18 +366,39 @@ impl FeatureCache {
     /// Waits until every write queued by this handle so far is committed:
     /// the error of the last transaction, if it failed.
     pub fn flush(&self) -> Result<()> {
+        if self.read_only() {
+            return Ok(());
+        }
         self.writer.flush()
+    }
+
+    /// Commits the queued writes, then copies the WAL into the database
+    /// file and empties it if no other connection is in the way (waiting
+    /// for none; SQLite does the same when a cache's last handle closes).
+    /// Whether the database file is whole. A read-only cache: nothing done.
+    pub fn checkpoint(&self) -> Result<bool> {
+        if self.read_only() {
+            return Ok(false);
+        }
+        self.flush()?;
+        Store::checkpoint(&self.db)
     }
 
     /// What the cache has done (this handle) and holds (every process),
     /// once the writes queued so far are committed. Safe from any thread
-    /// at any time.
+    /// at any time, and never fails for the database: totals it cannot
+    /// read (a file damaged under the handle) are 0, counted in `errors`
+    /// and printed once, so a caller that only asks (a constructor) never
+    /// stops on a cache.
     pub fn stats(&self) -> Result<Stats> {
         // A failed write is in `errors` already; the totals are what the
         // database holds.
-        let _ = self.writer.flush();
-        let (entries, bytes) = self.with_reader(Store::totals)?;
+        let _ = self.flush();
         let counters = &self.writer.counters;
+        let (entries, bytes) = self.with_reader(Store::totals).unwrap_or_else(|e| {
+            counters.fault("feature cache: cannot count the entries", &e);
+            (0, 0)
+        });
         Ok(Stats {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
@@ -421,8 +408,26 @@ impl FeatureCache {
             errors: counters.errors.load(Ordering::Relaxed),
             entries,
             bytes,
+            read_only: self.read_only(),
         })
     }
+}
+
+/// Prints, once per directory in a process, that a cache that could not
+/// be written is read only.
+fn say_read_only(dir: &Path, why: &str, caveat: Option<&str>) {
+    static SAID: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+    if said.iter().any(|d| d == dir) {
+        return;
+    }
+    said.push(dir.to_path_buf());
+    let caveat = caveat.map(|c| format!("; {c}")).unwrap_or_default();
+    eprintln!(
+        "rustfx: feature cache {} cannot be written ({why}): read-only, its entries are \
+         served and misses are extracted, not stored{caveat} (said once)",
+        dir.display()
+    );
 }
 
 /// Each row of `rows` (a batch of `spec`'s output) as stored;
@@ -481,5 +486,7 @@ fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, StoredRow)>) 
 
 #[cfg(test)]
 mod fault_tests;
+#[cfg(test)]
+mod read_only_tests;
 #[cfg(test)]
 mod tests;

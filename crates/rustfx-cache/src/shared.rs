@@ -4,7 +4,9 @@
 //! writer and its counters, and a kernel holds no state of its own.
 //!
 //! A cache stays open until the process ends: [`flush_shared`] commits
-//! what their writers hold (the op library calls it at exit).
+//! what their writers hold and checkpoints their WAL (the op library calls
+//! it at exit), so a cache a training run filled is whole in its database
+//! file once the run ends.
 
 use crate::{CacheOptions, FeatureCache};
 use rustfx::{Error, ErrorKind, Result};
@@ -41,7 +43,8 @@ pub fn shared(dir: &Path, options: CacheOptions, create: bool) -> Result<Arc<Fea
     Ok(cache)
 }
 
-/// Commits what every shared cache's writer holds.
+/// Commits what every shared cache's writer holds, and checkpoints each
+/// ([`FeatureCache::checkpoint`]: never waits for another process).
 pub fn flush_shared() {
     let caches: Vec<Arc<FeatureCache>> = registry()
         .lock()
@@ -50,6 +53,6 @@ pub fn flush_shared() {
         .cloned()
         .collect();
     for cache in caches {
-        let _ = cache.flush();
+        let _ = cache.checkpoint();
     }
 }

@@ -44,6 +44,8 @@ use std::time::Duration;
 
 mod open;
 
+pub(crate) use open::{Access, Opened};
+
 /// How long a writer waits for another process's transaction.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 

@@ -56,7 +56,7 @@ fn pe_files() -> Vec<Vec<u8>> {
     files
 }
 
-fn documents() -> Vec<Vec<u8>> {
+pub(crate) fn documents() -> Vec<Vec<u8>> {
     let mut docs: Vec<Vec<u8>> = vec![
         b"MZ\x90\x00 hello world C:\\x http://a.b HKEY_X".to_vec(),
         b"".to_vec(),
@@ -337,7 +337,7 @@ fn bad_options_are_refused_saying_what_is_allowed() {
             &dir,
             CacheOptions {
                 max_bytes,
-                key: CacheKey::Content,
+                ..CacheOptions::default()
             },
         )
         .unwrap_err();
@@ -370,7 +370,7 @@ fn the_cap_evicts_the_least_recently_used_down_to_90_percent() {
     let dir = temp_dir("cap");
     let options = CacheOptions {
         max_bytes: MIN_MAX_BYTES,
-        key: CacheKey::Content,
+        ..CacheOptions::default()
     };
     let cache = FeatureCache::open(&dir, options).unwrap();
     let spec = spec(r#"{"extractor": "byte_histogram"}"#);

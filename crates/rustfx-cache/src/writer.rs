@@ -101,6 +101,19 @@ impl Writer {
         })
     }
 
+    /// A writer with no thread, for a cache that is only read: its
+    /// counters count lookups that failed; nothing is ever sent to it.
+    pub fn idle() -> Writer {
+        Writer {
+            queue: Mutex::new(None),
+            pending: Arc::default(),
+            queued: Arc::default(),
+            max_bytes: 0,
+            counters: Arc::default(),
+            thread: Mutex::new(None),
+        }
+    }
+
     fn send(&self, message: Message) -> bool {
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         queue.as_ref().is_some_and(|q| q.send(message).is_ok())

@@ -50,6 +50,7 @@ fn options(max_bytes: u64) -> CacheOptions {
     CacheOptions {
         max_bytes,
         key: CacheKey::Content,
+        read_only: false,
     }
 }
 

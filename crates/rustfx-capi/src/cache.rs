@@ -34,7 +34,7 @@ pub struct Cache {
 
 /// How many values [`rustfx_cache_stats`] writes, in
 /// `rustfx_cache::Stats::NAMES`' order: hits, misses, corrupt, evicted,
-/// dropped, errors, entries, bytes.
+/// dropped, errors, entries, bytes, read_only (0 or 1).
 pub const CACHE_STATS: usize = rustfx_cache::Stats::NAMES.len();
 
 impl Cache {
@@ -69,7 +69,9 @@ unsafe fn cache<'a>(cache: *mut Cache) -> Result<&'a mut Cache> {
 /// Opens (creating) the feature cache in `directory` (`directory_len`
 /// bytes, a path), capped at `*max_bytes` (null: the core's default, so no
 /// other language repeats it), keyed by `key` ("content" or "stat",
-/// `key_len` bytes). Null and the core's message if refused.
+/// `key_len` bytes), to read only if `read_only` (or if it cannot be
+/// written: `rustfx_cache::CacheOptions::read_only`). Null and the core's
+/// message if refused.
 ///
 /// # Safety
 /// Pointers as the module doc of the crate says.
@@ -80,6 +82,7 @@ pub unsafe extern "C" fn rustfx_cache_open(
     max_bytes: *const u64,
     key: *const u8,
     key_len: usize,
+    read_only: bool,
     message: *mut *mut c_char,
 ) -> *mut Cache {
     let opened = catch_panic("rustfx_cache_open", || {
@@ -93,7 +96,12 @@ pub unsafe extern "C" fn rustfx_cache_open(
         let max_bytes = unsafe { max_bytes.as_ref() }
             .copied()
             .unwrap_or(CacheOptions::default().max_bytes);
-        let cache = FeatureCache::open(dir, CacheOptions { max_bytes, key })?;
+        let options = CacheOptions {
+            max_bytes,
+            key,
+            read_only,
+        };
+        let cache = FeatureCache::open(dir, options)?;
         Ok(Cache {
             cache,
             specs: HashMap::new(),
@@ -370,7 +378,7 @@ pub unsafe extern "C" fn rustfx_row_digests(
 
 /// Writes the cache's [`CACHE_STATS`] figures to `stats`: hits, misses,
 /// corrupt, evicted, dropped, errors (this handle's), entries, bytes (the
-/// cache's, once this handle's queued writes are committed). False and a
+/// cache's, once this handle's queued writes are committed), read_only. False and a
 /// message on failure.
 ///
 /// # Safety

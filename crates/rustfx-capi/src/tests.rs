@@ -468,6 +468,7 @@ fn the_feature_cache_gives_what_extract_gives() {
             ptr::null(),
             b"mtime".as_ptr(),
             5,
+            false,
             &mut message,
         )
     };
@@ -482,6 +483,7 @@ fn the_feature_cache_gives_what_extract_gives() {
             &zero,
             b"content".as_ptr(),
             7,
+            false,
             &mut message,
         )
     };
@@ -495,6 +497,7 @@ fn the_feature_cache_gives_what_extract_gives() {
             ptr::null(),
             b"content".as_ptr(),
             7,
+            false,
             &mut message,
         )
     };

@@ -1,12 +1,34 @@
 //! Opening a cache's database: the writing connection (WAL mode, the
 //! tables, the format check), a damaged file set aside, and the reading
-//! connections.
+//! connections; a cache that cannot be written is told apart, and read
+//! (read_only.rs).
 
 use super::{is_busy, sql_error, Store, BUSY_TIMEOUT, BYTE_ORDER, FORMAT, PAGE_CACHE_KIB, SCHEMA};
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use rustfx::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+mod read_only;
+
+pub(crate) use read_only::Access;
+
+/// What [`Store::open_replacing_damaged`] found.
+pub(crate) enum Opened {
+    /// The writing connection, and the note of a damaged file set aside.
+    Writable(Store, Option<String>),
+    /// The cache cannot be written: why (none when read-only was asked for).
+    NotWritable(Option<String>),
+}
+
+/// Whether an I/O error says the file system or the permissions refuse
+/// writes (EROFS, EACCES, EPERM): a cache there is read, not refused.
+pub(crate) fn refuses_writes(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
+    )
+}
 
 impl Store {
     /// Opens (creating) the database at `path` to write: WAL mode, the
@@ -30,19 +52,32 @@ impl Store {
     /// while a damaged file would otherwise stop every later run until
     /// someone deleted it. A database of another format is not damage: it
     /// is refused as before. Holds `<dir>/features.lock` while it opens,
-    /// so two processes that find the same damage move it once.
-    pub fn open_replacing_damaged(path: &Path, busy: Duration) -> Result<(Store, Option<String>)> {
+    /// so two processes that find the same damage move it once. A cache
+    /// whose lock file or database cannot be written (a read-only file
+    /// system, no permission) is [`Opened::NotWritable`], not an error.
+    pub fn open_replacing_damaged(path: &Path, busy: Duration) -> Result<Opened> {
         let lock_path = path.with_extension("lock");
-        let lock = std::fs::File::create(&lock_path)
-            .and_then(|file| file.lock().map(|()| file))
-            .map_err(|e| {
-                Error::new(
-                    ErrorKind::Io,
-                    format!("feature cache: cannot lock {}: {e}", lock_path.display()),
-                )
-            })?;
+        let lock = match std::fs::File::create(&lock_path) {
+            Err(e) if refuses_writes(&e) => {
+                return Ok(Opened::NotWritable(Some(format!(
+                    "cannot write {}: {e}",
+                    lock_path.display()
+                ))))
+            }
+            created => created.and_then(|file| file.lock().map(|()| file)),
+        }
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("feature cache: cannot lock {}: {e}", lock_path.display()),
+            )
+        })?;
         let opened = match Store::try_open(path, busy) {
-            Ok(store) => Ok((store, None)),
+            Ok(store) => Ok(Opened::Writable(store, None)),
+            Err(OpenError::ReadOnly) => Ok(Opened::NotWritable(Some(format!(
+                "SQLite opens {} read-only",
+                path.display()
+            )))),
             Err(e) if is_damage(&e) => {
                 let aside = |suffix: &str| {
                     let mut name = path.as_os_str().to_owned();
@@ -64,7 +99,7 @@ impl Store {
                             path.display(),
                             aside(".damaged").display()
                         );
-                        (store, Some(note))
+                        Opened::Writable(store, Some(note))
                     }),
                     Err(io) => Err(Error::new(
                         ErrorKind::Io,
@@ -82,9 +117,33 @@ impl Store {
         opened
     }
 
+    /// Copies the WAL of the database at `path` into it and empties the
+    /// WAL (`wal_checkpoint(TRUNCATE)`) if no other connection is in the
+    /// way, waiting for none: so a cache whose process ends with its
+    /// handles open is whole in its database file (what a copy to
+    /// read-only storage needs). Whether it was done.
+    pub fn checkpoint(path: &Path) -> Result<bool> {
+        let conn = Connection::open(path).map_err(|e| sql_error(path, "cannot open", e))?;
+        // Never waits (rusqlite's default is 5 s): a process that ends
+        // must not hang on another's reader.
+        conn.busy_timeout(Duration::ZERO)
+            .map_err(|e| sql_error(path, "cannot set busy_timeout", e))?;
+        let busy: i64 = conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .map_err(|e| sql_error(path, "cannot checkpoint", e))?;
+        Ok(busy == 0)
+    }
+
     /// [`Store::open`] with SQLite's own error, to tell damage apart.
     fn try_open(path: &Path, busy: Duration) -> std::result::Result<Store, OpenError> {
         let conn = Connection::open(path).map_err(OpenError::Sql)?;
+        // A file SQLite may not write is opened read-only, silently.
+        if conn
+            .is_readonly(rusqlite::MAIN_DB)
+            .map_err(OpenError::Sql)?
+        {
+            return Err(OpenError::ReadOnly);
+        }
         conn.busy_timeout(busy).map_err(OpenError::Sql)?;
         conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
             .map_err(OpenError::Sql)?;
@@ -92,9 +151,13 @@ impl Store {
         Store::open(path, busy).map_err(OpenError::Rustfx)
     }
 
-    /// Opens the database at `path` (made by [`Store::open`]) to read.
-    pub fn open_reader(path: &Path) -> Result<Store> {
-        let store = Store::connect(path, BUSY_TIMEOUT)?;
+    /// Opens the database at `path` (made by [`Store::open`]) to read, the
+    /// way `access` says.
+    pub fn open_reader(path: &Path, access: Access) -> Result<Store> {
+        let store = match access {
+            Access::ReadWrite => Store::connect(path, BUSY_TIMEOUT)?,
+            read_only => Store::connect_read_only(path, read_only)?,
+        };
         store
             .conn
             .pragma_update(None, "query_only", true)
@@ -104,6 +167,11 @@ impl Store {
 
     fn connect(path: &Path, busy: Duration) -> Result<Store> {
         let conn = Connection::open(path).map_err(|e| sql_error(path, "cannot open", e))?;
+        Store::configure(conn, path, busy)
+    }
+
+    /// A connection's busy timeout and page cache.
+    fn configure(conn: Connection, path: &Path, busy: Duration) -> Result<Store> {
         let store = Store {
             conn,
             path: path.to_path_buf(),
@@ -170,13 +238,7 @@ impl Store {
                         .map_err(|e| self.error("cannot write the format", e))?;
                 }
                 Some(got) if got == want => {}
-                Some(got) => {
-                    return Err(Error::invalid_argument(format!(
-                        "feature cache {}: its {name} is {got}, this rustfx reads {want} only: \
-                         use another directory, or delete this one to start over",
-                        self.path.display()
-                    )))
-                }
+                Some(got) => return Err(self.format_refused(name, Some(got), want)),
             }
         }
         tx.commit().map_err(|e| self.error("cannot commit", e))
@@ -184,9 +246,10 @@ impl Store {
 }
 
 /// Why [`Store::try_open`] failed: SQLite's error (from the first read of
-/// the file), or any later one.
+/// the file), the file read-only, or any later one.
 enum OpenError {
     Sql(rusqlite::Error),
+    ReadOnly,
     Rustfx(Error),
 }
 
@@ -194,6 +257,7 @@ impl std::fmt::Display for OpenError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             OpenError::Sql(e) => e.fmt(f),
+            OpenError::ReadOnly => f.write_str("read-only"),
             OpenError::Rustfx(e) => e.fmt(f),
         }
     }
@@ -211,6 +275,10 @@ fn is_damage(e: &OpenError) -> bool {
 fn store_error(path: &Path, what: &str, e: OpenError) -> Error {
     match e {
         OpenError::Sql(e) => sql_error(path, what, e),
+        OpenError::ReadOnly => Error::new(
+            ErrorKind::Io,
+            format!("feature cache {}: {what}: read-only", path.display()),
+        ),
         OpenError::Rustfx(e) => e,
     }
 }
