@@ -68,6 +68,7 @@ from rustfx._tf_internals import CancellableIterator, CancellationManager
 from rustfx.offload_governor import Governor, check_policy
 from rustfx.files_pipeline import FilesPipeline
 from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, element_bytes
+from rustfx.workers import start_workers
 
 __all__ = ["Offload", "offload"]
 
@@ -88,8 +89,8 @@ class Offload:
     epoch did), finished. One epoch at a time. See the module doc for the
     rules."""
 
-    def __init__(self, pipe, dispatcher=None, *, labels=None, cut=None, remote="when_waiting",
-                 patience=8, seed=None, queue_batches=4):
+    def __init__(self, pipe, dispatcher=None, *, workers=None, labels=None, cut=None,
+                 remote="when_waiting", patience=8, seed=None, queue_batches=4):
         if not isinstance(pipe, FilesPipeline):
             raise TypeError("offload takes a rustfx.pipeline.FilesPipeline "
                             "(rustfx.pipeline.from_files(paths, fx, batch_size)), "
@@ -105,8 +106,11 @@ class Offload:
         self.labels = None if labels is None else np.asarray(labels)
         if self.labels is not None and len(self.labels) != len(self.paths):
             raise ValueError(f"labels has {len(self.labels)} rows for {len(self.paths)} files")
-        self._dispatcher_server = None
-        if dispatcher is None:
+        self._dispatcher_server = self._pool = None
+        if workers is not None:
+            self._dispatcher_server, self._pool = start_workers(workers, dispatcher)
+            self.dispatcher = self._dispatcher_server.target
+        elif dispatcher is None:
             self._dispatcher_server = tf.data.experimental.service.DispatchServer()
             self.dispatcher = self._dispatcher_server.target
         else:
@@ -122,6 +126,18 @@ class Offload:
         # Kept from epoch to epoch: the next starts where the last left off.
         self._governor = Governor(self.remote, self.patience)
         self._batch_seconds = None
+
+    def close(self):
+        """Stops the workers this Offload started (workers=; also done when
+        it is garbage collected and at exit). Later epochs run locally."""
+        if self._pool is not None:
+            self._pool.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     @property
     def dispatcher_address(self):
@@ -210,6 +226,9 @@ class Offload:
                                 "cut": self.cut,
                                 "seconds": 0.0, "remote_error": None, "remote_finished": False,
                                 "remote_joined": True, "finished": False}
+        pool = self._pool
+        if pool is not None:
+            report.update(pool.summary(time.perf_counter()))
 
         def remote():  # a thread: the workers' batches, fetched only while allowed
             try:
@@ -262,6 +281,8 @@ class Offload:
                 self._making_job = None if report["remote_joined"] else thread
             self._batch_seconds = state.batch_seconds
             report["seconds"] = time.perf_counter() - start
+            if pool is not None:
+                report.update(pool.summary(start))
             report["finished"] = remaining == 0
             release()
 
@@ -318,6 +339,9 @@ class Offload:
                     name = Governor.name(cap)
                     report["windows"][name] = report["windows"].get(name, 0) + 1
                     report["local_cap"] = governor.local_cap
+                    if pool is not None:  # the worker count, from the same window
+                        pool.window(governor, idle=cap is None or state.queue.full())
+                        report.update(pool.summary(start))
                     (state.allowed.clear if governor.local_cap is None else state.allowed.set)()
                 if remaining == 0:
                     # Ended before the last batch is yielded, so a consumer
@@ -450,7 +474,9 @@ def _join(thread, seconds, warn):
 def offload(pipe, dispatcher=None, **kwargs):
     """An `Offload` of `pipe` (a rustfx.pipeline.FilesPipeline) to the
     tf.data service workers of `dispatcher` ("HOST:PORT"; None starts one
-    in this process, its address in `.dispatcher_address`). Keyword
+    in this process, its address in `.dispatcher_address`), or to workers
+    it starts, sizes and stops itself: workers=rustfx.workers.Local(...) or
+    rustfx.workers.Ray(...) (rustfx.workers; not with dispatcher=). Keyword
     arguments: labels (one per file, yielded with each batch), cut
     ("after_fx", "before_fx" or None: measured), remote ("when_waiting",
     "always", "only" or a local cap from 0 to 1), patience, seed (shuffle each epoch), queue_batches."""
