@@ -244,7 +244,7 @@ class _RayWorkerActor:
     def info(self):
         import ray
 
-        return ray.util.get_node_ip_address(), os.getpid()
+        return ray.get_runtime_context().get_node_id(), os.getpid()
 
     def serve(self, dispatcher_address):
         import ray

@@ -1,0 +1,116 @@
+"""rustfx.offload's own workers, on this machine (rustfx.workers.Local):
+an epoch through them has every file exactly once with local FX's rows
+(the oracle: the FilesPipeline run locally); close() stops them; a worker
+killed mid-epoch is replaced; a trainer killed with -9 leaves none behind
+(their watchdog). The Ray launcher: test_offload_workers_ray.py; the
+autoscaler's rules: test_offload_autoscaler.py."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import rustfx
+from rustfx import pipeline
+from test_offload import PE_FILES, assert_exact, ember, local_rows, run_epoch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def alive(pid):
+    """Running (a zombie, reaped by nobody yet, counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(condition, seconds, poll=0.1):
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(poll)
+    return condition()
+
+
+def serving(off, count, seconds=60):
+    return wait_until(lambda: off._pool.ready >= count, seconds)
+
+
+def test_arguments_are_checked():
+    pipe = pipeline.from_files(PE_FILES, ember, batch_size=8)
+    with pytest.raises(ValueError, match="not both"):
+        rustfx.offload(pipe, "localhost:1", workers=rustfx.workers.Local(1))
+    with pytest.raises(TypeError, match="rustfx.workers.Local"):
+        rustfx.offload(pipe, workers=4)
+    for bad in (dict(max_workers=0), dict(max_workers=2, min_workers=3),
+                dict(min_workers=-1), dict(setup="not callable")):
+        with pytest.raises(ValueError):
+            rustfx.workers.Local(**bad)
+    with pytest.raises(ValueError, match="cpus_per_worker"):
+        rustfx.workers.Ray(2, cpus_per_worker=0)
+
+
+def test_local_workers_epochs_exact_one_replaced_all_stopped_at_close():
+    pipe = pipeline.from_files(PE_FILES * 4, ember, batch_size=8)
+    expected = local_rows(pipe)
+    with rustfx.offload(pipe, workers=rustfx.workers.Local(max_workers=1, min_workers=1),
+                        labels=np.arange(len(pipe.paths)), remote="always") as off:
+        assert serving(off, 1), off._pool.summary(0)
+        first = off._pool.handles[0].pid
+        assert_exact(run_epoch(off), expected)
+        report = off.report
+        assert report["remote"] > 0 and report["workers"] == [(0.0, 1)], report
+        assert report["workers_max"] == 1 and report["workers_started"] == 1
+        # Killed mid-epoch: the epoch is exact, and the worker replaced.
+        killed = []
+
+        def kill_once_remote_delivered(_):
+            if not killed and off.report["remote"] > 0:
+                os.kill(first, signal.SIGKILL)
+                killed.append(time.monotonic())
+
+        assert_exact(run_epoch(off, kill_once_remote_delivered), expected)
+        assert killed, off.report
+        assert wait_until(lambda: off._pool.replaced == 1 and off._pool.ready == 1, 30)
+        pids = [h.pid for h in off._pool.handles]
+        assert first not in pids
+        # The next epoch: the replacement delivers.
+        assert_exact(run_epoch(off), expected)
+        assert off.report["remote"] > 0 and off.report["workers_replaced"] == 1, off.report
+    assert wait_until(lambda: not any(alive(p) for p in pids), 10), "a worker outlived close()"
+
+
+def trainer_killed(kind, tmp_path, address=None):
+    """Runs tests/python/offload_trainer.py, kills it with -9 once its
+    workers serve; returns (the pids it wrote, those still running 20 s
+    later, or as soon as none is)."""
+    out = str(tmp_path / f"pids-{kind}.json")
+    log = open(tmp_path / "trainer.log", "w")
+    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "offload_trainer.py"), kind, out,
+                             *([address] if address else [])], stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 150
+        while not os.path.exists(out):
+            assert proc.poll() is None and time.monotonic() < deadline, \
+                (tmp_path / "trainer.log").read_text()[-3000:]
+            time.sleep(0.2)
+    finally:
+        proc.kill()
+        proc.wait()
+    with open(out) as f:
+        pids = json.load(f)
+    watched = set(pids["workers"]) | set(pids["descendants"])
+    wait_until(lambda: not any(alive(p) for p in watched), 20, poll=0.25)
+    return pids, {p for p in watched if alive(p)}
+
+
+def test_trainer_killed_leaves_no_local_worker(tmp_path):
+    pids, left = trainer_killed("local", tmp_path)
+    assert pids["workers"] and set(pids["workers"]) <= set(pids["descendants"])
+    assert not left, f"left running after the trainer's kill -9: {left}"
