@@ -25,6 +25,14 @@ def descendants(pid):
     return [d for k in kids for d in (k, *descendants(k))]
 
 
+def name(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def main(kind, out, address=None):
     pipe = pipeline.from_files([os.path.abspath(__file__)] * 4, rustfx.byte_histogram,
                                batch_size=2)
@@ -39,8 +47,9 @@ def main(kind, out, address=None):
             pool.ready >= 1 and all(h.placed() and h.pid for h in pool.handles)):
         time.sleep(0.1)
     with open(out + ".tmp", "w") as f:
-        json.dump({"workers": [h.pid for h in pool.handles],
-                   "descendants": descendants(os.getpid())}, f)
+        kids = descendants(os.getpid())
+        json.dump({"workers": [h.pid for h in pool.handles], "descendants": kids,
+                   "names": {str(k): name(k) for k in kids}}, f)
     os.rename(out + ".tmp", out)
     while True:
         time.sleep(1)

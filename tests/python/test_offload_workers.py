@@ -86,10 +86,11 @@ def test_local_workers_epochs_exact_one_replaced_all_stopped_at_close():
     assert wait_until(lambda: not any(alive(p) for p in pids), 10), "a worker outlived close()"
 
 
-def trainer_killed(kind, tmp_path, address=None):
+def trainer_killed(kind, tmp_path, address=None, lingering=()):
     """Runs tests/python/offload_trainer.py, kills it with -9 once its
-    workers serve; returns (the pids it wrote, those still running 20 s
-    later, or as soon as none is)."""
+    workers serve; returns (what it wrote, the pids still running 20 s
+    later, or as soon as none is but those named with a prefix in
+    `lingering`)."""
     out = str(tmp_path / f"pids-{kind}.json")
     log = open(tmp_path / "trainer.log", "w")
     proc = subprocess.Popen([sys.executable, os.path.join(HERE, "offload_trainer.py"), kind, out,
@@ -105,8 +106,11 @@ def trainer_killed(kind, tmp_path, address=None):
         proc.wait()
     with open(out) as f:
         pids = json.load(f)
-    watched = set(pids["workers"]) | set(pids["descendants"])
+    names = pids.get("names", {})
+    watched = {p for p in set(pids["workers"]) | set(pids["descendants"])
+               if not lingering or not names.get(str(p), "").startswith(lingering)}
     wait_until(lambda: not any(alive(p) for p in watched), 20, poll=0.25)
+    watched = set(pids["workers"]) | set(pids["descendants"])
     return pids, {p for p in watched if alive(p)}
 
 
