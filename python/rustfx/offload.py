@@ -266,6 +266,8 @@ class Offload:
             thread = threading.Thread(target=remote, daemon=True, name="rustfx-offload-remote")
             thread.start()
         start = time.perf_counter()
+        if pool is not None:
+            pool.epoch(True)  # ended by end()
         remaining, credit = n, 0.0  # credit: local batches the cap allows now
 
         def end():
@@ -282,6 +284,7 @@ class Offload:
             self._batch_seconds = state.batch_seconds
             report["seconds"] = time.perf_counter() - start
             if pool is not None:
+                pool.epoch(False)
                 report.update(pool.summary(start))
             report["finished"] = remaining == 0
             release()

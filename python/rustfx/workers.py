@@ -333,7 +333,7 @@ class _Pool:
         self.autoscaler = Autoscaler(launcher.min_workers, self.max_workers)
         self.ready, self.seen_ready, self.timeline = 0, 0, [(time.perf_counter(), 0)]
         self.started = self.replaced = self.lost = 0
-        self._warned = False
+        self._warned, self.in_epoch = False, False
         self.lock, self.closing = threading.Lock(), threading.Event()
         with self.lock:
             self._step()
@@ -347,6 +347,14 @@ class _Pool:
             with self.lock:
                 if not self.closing.is_set():
                     self._step()
+
+    def epoch(self, running):
+        """An epoch starts (True) or ends (False); workers are stopped only
+        between epochs."""
+        with self.lock:
+            self.in_epoch = running
+            if not running and not self.closing.is_set():
+                self._step()
 
     def set_target(self, count):
         with self.lock:
@@ -398,7 +406,10 @@ class _Pool:
         if self.blocked and self.target:
             self._fail(self.error)
         serving = [h for h in self.handles if h.activated]
-        while len(serving) > self.target:
+        # Fewer only between epochs: a worker stopped mid-job leaves its
+        # task to TF's client, which then keeps retrying it (measured: an
+        # epoch of 9 s took 184 s).
+        while len(serving) > self.target and not self.in_epoch:
             handle = serving.pop()
             self.handles.remove(handle)
             handle.stop()
