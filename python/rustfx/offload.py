@@ -120,7 +120,8 @@ class Offload:
         self.seed, self._epoch_count = seed, 0
         self._guard, self._iterating = threading.Lock(), False
         self._making_job = None  # a remote thread still making its job
-        self.cut = cut or self._measure_cut()
+        # With a cache, the workers extract (and fill it where they run).
+        self.cut = cut or ("after_fx" if getattr(pipe, "cache", None) else self._measure_cut())
         self.report = None
         self._built = None
         # Kept from epoch to epoch: the next starts where the last left off.
@@ -159,7 +160,7 @@ class Offload:
         fx, max_bytes, cut = self.pipe.fx, self.pipe.max_bytes, self.cut
         ds = batched_source(order, self.paths[order].tolist(), self.pipe.batch_size)
         if cut == "after_fx":
-            ds = ds.map(lambda i, p: (i, fx(io.files(p, max_bytes=max_bytes))),
+            ds = ds.map(lambda i, p: (i, fx(self.pipe.files(p))),
                         num_parallel_calls=tf.data.AUTOTUNE)
         else:
             ds = ds.map(lambda i, p: (i, io.read_files(p, max_bytes=max_bytes)),
@@ -179,11 +180,11 @@ class Offload:
     def _local_dataset(self, order):
         # The local sweep: from the back, all of it if need be (it alone
         # covers the epoch); the consumer drops what the workers delivered.
-        fx, max_bytes = self.pipe.fx, self.pipe.max_bytes
+        fx = self.pipe.fx
         paths = tf.constant(self.paths[order[::-1]].tolist(), tf.string)
         ds = tf.data.Dataset.from_tensor_slices((tf.constant(order[::-1], tf.int64), paths))
         return ds.batch(self.pipe.batch_size).map(
-            lambda i, p: (i, fx(io.files(p, max_bytes=max_bytes))),
+            lambda i, p: (i, fx(self.pipe.files(p))),
             num_parallel_calls=self.pipe.num_parallel_calls).prefetch(self.pipe.prefetch)
 
     # -- one epoch -----------------------------------------------------------

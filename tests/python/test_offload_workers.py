@@ -118,3 +118,24 @@ def test_trainer_killed_leaves_no_local_worker(tmp_path):
     pids, left = trainer_killed("local", tmp_path)
     assert pids["workers"] and set(pids["workers"]) <= set(pids["descendants"])
     assert not left, f"left running after the trainer's kill -9: {left}"
+
+
+def test_a_pipelines_cache_is_opened_by_its_workers(tmp_path):
+    """The cache's options are attrs of the ops in the graph the workers
+    run: a Local worker fills the same directory."""
+    import hashlib
+
+    cache = rustfx.FeatureCache(str(tmp_path / "cache"))
+    pipe = pipeline.from_files(PE_FILES * 3, ember, batch_size=8, cache=cache)
+    distinct = len({hashlib.sha256(open(p, "rb").read()).digest() for p in PE_FILES})
+    with rustfx.offload(pipe, workers=rustfx.workers.Local(max_workers=1, min_workers=1),
+                        labels=np.arange(len(pipe.paths)), remote="only") as off:
+        assert off.cut == "after_fx"  # with a cache the workers extract
+        assert serving(off, 1), off._pool.summary(0)
+        got = run_epoch(off)
+        assert off.report["remote"] > 0, off.report
+        # Every distinct file stored once, by whichever side extracted it;
+        # this process extracted fewer than all (the worker stored the rest).
+        assert wait_until(lambda: cache.stats()["entries"] == distinct, 20), cache.stats()
+        assert cache.stats()["misses"] < distinct, cache.stats()
+    assert_exact(got, local_rows(pipeline.from_files(PE_FILES * 3, ember, batch_size=8)))
