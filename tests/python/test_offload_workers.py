@@ -139,3 +139,18 @@ def test_a_pipelines_cache_is_opened_by_its_workers(tmp_path):
         assert wait_until(lambda: cache.stats()["entries"] == distinct, 20), cache.stats()
         assert cache.stats()["misses"] < distinct, cache.stats()
     assert_exact(got, local_rows(pipeline.from_files(PE_FILES * 3, ember, batch_size=8)))
+
+
+def test_the_stall_picture_draws_the_worker_count_over_time():
+    import re
+
+    from rustfx import stall_picture
+
+    report = {"workers": [(0.0, 0), (1.0, 2), (3.0, 1)], "seconds": 4.0, "workers_mean": 1.25}
+    svg = stall_picture._svg_workers(report, width=960, height=160)
+    points = re.search(r'class="workers" points="([^"]+)"', svg).group(1).split()
+    # Back from pixels (60 px left, 860 wide; 10 px top, 110 high; 2 at the top).
+    drawn = [(round((float(x) - 60) / 860 * 4, 6), round((120 - float(y)) / 110 * 2, 6))
+             for x, y in (p.split(",") for p in points)]
+    assert drawn == [(0, 0), (1, 0), (1, 2), (3, 2), (3, 1), (4, 1)]
+    assert "mean 1.25 workers" in svg
