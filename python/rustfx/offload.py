@@ -8,7 +8,9 @@
 
 Workers are `rustfx-worker --dispatcher HOST:PORT` (the tf.data service
 worker of `rustfx.service`): they need no training code, the dataset
-graph is sent to them.
+graph is sent to them. Or the Offload starts, sizes and stops its own:
+`workers=rustfx.workers.Local(...)` or `rustfx.workers.Ray(...)`
+(rustfx.workers; the count: rustfx.offload_autoscaler).
 
 How the work is split: from both ends. An epoch's files are a list; the
 workers take them from the front (tf.data service's dynamic sharding, one
@@ -86,8 +88,10 @@ class Offload:
     as "1.00" ... "0.00"), local_cap (the last arm's), cut, seconds,
     remote_error, remote_finished (False: the job was abandoned),
     remote_joined (False: the thread reading it had not ended when the
-    epoch did), finished. One epoch at a time. See the module doc for the
-    rules."""
+    epoch did), finished; with workers= (rustfx.workers), also workers
+    (their count over the epoch: [(seconds, count)] at each change),
+    workers_mean, workers_max, workers_started, workers_replaced,
+    workers_error. One epoch at a time. See the module doc for the rules."""
 
     def __init__(self, pipe, dispatcher=None, *, workers=None, labels=None, cut=None,
                  remote="when_waiting", patience=8, seed=None, queue_batches=4):
