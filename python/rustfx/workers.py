@@ -52,6 +52,10 @@ from rustfx.offload_autoscaler import Autoscaler
 __all__ = ["Local", "Ray"]
 
 POLL_SECONDS = 0.5
+# A worker asked to serve that does not within this long (a Ray actor that
+# cannot be placed after all, a process stuck importing) is stopped and
+# another tried.
+START_SECONDS = 120.0
 HEARTBEAT_MS = 500
 # How long the dispatcher keeps a silent worker: a dead one's tasks go
 # nowhere meanwhile (FIELD_NOTES: TF 2.21 keeps handing them out).
@@ -405,6 +409,12 @@ class _Pool:
                 self._fail(f"a worker died starting: {handle.why() or 'no reason given'}")
         if self.blocked and self.target:
             self._fail(self.error)
+        late = [h for h in self.handles if h.activated and not h.serving()
+                and time.monotonic() - h.activated_at > START_SECONDS]
+        for handle in late:
+            self.handles.remove(handle)
+            handle.stop()
+            self._fail(f"a worker did not serve within {START_SECONDS:.0f} s of being asked")
         serving = [h for h in self.handles if h.activated]
         # Fewer only between epochs: a worker stopped mid-job leaves its
         # task to TF's client, which then keeps retrying it (measured: an
@@ -421,6 +431,7 @@ class _Pool:
                     if spare is None:
                         break
                 spare.activate()
+                spare.activated_at = time.monotonic()
                 serving.append(spare)
                 self.started += 1
                 if self.lost > self.replaced:
