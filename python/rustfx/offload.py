@@ -133,8 +133,8 @@ class Offload:
         self._batch_seconds = None
 
     def close(self):
-        """Stops the workers this Offload started (workers=; also done when
-        it is garbage collected and at exit). Later epochs run locally."""
+        """Stops the workers this Offload started (workers=; also done at
+        exit, not when it is dropped). Later epochs run locally."""
         if self._pool is not None:
             self._pool.close()
 

@@ -343,7 +343,7 @@ class _Pool:
             self._step()
         self.thread = threading.Thread(target=self._run, daemon=True, name="rustfx-workers")
         self.thread.start()
-        # At close, when garbage collected, or at exit (finalize's atexit).
+        # At close, or at exit (finalize's atexit): its own thread keeps it alive till close.
         self._finalizer = weakref.finalize(self, _Pool._stop_all, self.handles, self.launcher)
 
     def _run(self):
