@@ -56,6 +56,9 @@ POLL_SECONDS = 0.5
 # cannot be placed after all, a process stuck importing) is stopped and
 # another tried.
 START_SECONDS = 120.0
+# Workers that died before serving, in a row, before no more are started
+# (a `setup` that raises, a worker that cannot import rustfx).
+START_FAILURES = 3
 HEARTBEAT_MS = 500
 # How long the dispatcher keeps a silent worker: a dead one's tasks go
 # nowhere meanwhile (FIELD_NOTES: TF 2.21 keeps handing them out).
@@ -68,10 +71,24 @@ def _pickled(setup):
     if not callable(setup):
         raise ValueError(f"setup must be a callable or None, got {type(setup).__name__}")
     try:
-        import cloudpickle  # pickles functions of __main__ by value
-        return cloudpickle.dumps(setup)
+        import cloudpickle
     except ImportError:
         return pickle.dumps(setup)
+    # By value when its module is the user's own (a script, a test, a bench:
+    # not installed where a Ray worker would find it); by reference otherwise.
+    module = sys.modules.get(getattr(setup, "__module__", None) or "")
+    where = getattr(module, "__file__", None) or ""
+    own = module is not None and module.__name__ != "__main__" and "-packages" not in where \
+        and not module.__name__.startswith("rustfx")
+    if own:
+        cloudpickle.register_pickle_by_value(module)
+        try:
+            return cloudpickle.dumps(setup)
+        except Exception:  # noqa: BLE001 - something of it only goes by reference
+            pass
+        finally:
+            cloudpickle.unregister_pickle_by_value(module)
+    return cloudpickle.dumps(setup)
 
 
 def _counts(max_workers, min_workers):
@@ -174,9 +191,9 @@ class _LocalWorker:
     serving once activated."""
 
     def __init__(self, dispatcher_address, setup_bytes, log_path):
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        path = os.environ.get("PYTHONPATH")
-        env = dict(os.environ, PYTHONPATH=package_root + (os.pathsep + path if path else ""))
+        # This process's sys.path: what it imports, the worker imports (rustfx
+        # and whatever `setup` needs).
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         self.log_path = log_path
         with open(log_path, "wb") as log:
             self.process = subprocess.Popen(
@@ -336,7 +353,7 @@ class _Pool:
         self.handles, self.numbered = [], 0
         self.autoscaler = Autoscaler(launcher.min_workers, self.max_workers)
         self.ready, self.seen_ready, self.timeline = 0, 0, [(time.perf_counter(), 0)]
-        self.started = self.replaced = self.lost = 0
+        self.started = self.replaced = self.lost = self.failed_starts = 0
         self._warned, self.in_epoch = False, False
         self.lock, self.closing = threading.Lock(), threading.Event()
         with self.lock:
@@ -403,9 +420,12 @@ class _Pool:
         one warm; called with the lock held."""
         for handle in [h for h in self.handles if h.dead()]:
             self.handles.remove(handle)
-            if handle.activated:
+            if handle.serving():
                 self.lost += 1
-            else:
+                self.failed_starts = 0
+            else:  # died before serving: after START_FAILURES in a row, no more
+                self.failed_starts += 1
+                self.blocked = self.failed_starts >= START_FAILURES
                 self._fail(f"a worker died starting: {handle.why() or 'no reason given'}")
         if self.blocked and self.target:
             self._fail(self.error)

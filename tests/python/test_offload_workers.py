@@ -5,6 +5,7 @@ killed mid-epoch is replaced; a trainer killed with -9 leaves none behind
 (their watchdog). The Ray launcher: test_offload_workers_ray.py; the
 autoscaler's rules: test_offload_autoscaler.py."""
 
+import functools
 import json
 import os
 import signal
@@ -42,6 +43,11 @@ def serving(off, count, seconds=60):
     return wait_until(lambda: off._pool.ready >= count, seconds)
 
 
+def mark_setup(directory):
+    """A worker's `setup`: leaves its pid in `directory`."""
+    open(os.path.join(directory, str(os.getpid())), "w").close()
+
+
 def test_arguments_are_checked():
     pipe = pipeline.from_files(PE_FILES, ember, batch_size=8)
     with pytest.raises(ValueError, match="not both"):
@@ -56,13 +62,15 @@ def test_arguments_are_checked():
         rustfx.workers.Ray(2, cpus_per_worker=0)
 
 
-def test_local_workers_epochs_exact_one_replaced_all_stopped_at_close():
+def test_local_workers_epochs_exact_one_replaced_all_stopped_at_close(tmp_path):
     pipe = pipeline.from_files(PE_FILES * 4, ember, batch_size=8)
     expected = local_rows(pipe)
-    with rustfx.offload(pipe, workers=rustfx.workers.Local(max_workers=1, min_workers=1),
+    setup = functools.partial(mark_setup, str(tmp_path))
+    with rustfx.offload(pipe, workers=rustfx.workers.Local(1, min_workers=1, setup=setup),
                         labels=np.arange(len(pipe.paths)), remote="always") as off:
         assert serving(off, 1), off._pool.summary(0)
         first = off._pool.handles[0].pid
+        assert os.listdir(tmp_path) == [str(first)]  # setup ran in the worker
         assert_exact(run_epoch(off), expected)
         report = off.report
         assert report["remote"] > 0 and report["workers"] == [(0.0, 1)], report
@@ -80,6 +88,7 @@ def test_local_workers_epochs_exact_one_replaced_all_stopped_at_close():
         assert wait_until(lambda: off._pool.replaced == 1 and off._pool.ready == 1, 30)
         pids = [h.pid for h in off._pool.handles]
         assert first not in pids
+        assert sorted(os.listdir(tmp_path)) == sorted(map(str, [first, *pids]))
         # The next epoch: the replacement delivers.
         assert_exact(run_epoch(off), expected)
         assert off.report["remote"] > 0 and off.report["workers_replaced"] == 1, off.report
