@@ -19,7 +19,10 @@ class Autoscaler:
         the next is tried at once if the trainer still waits; else it gave
         nothing: it is removed, and the count it reached is not tried
         again for HOLD_FIRST windows (twice as long each time it fails
-        again, up to HOLD_MOST).
+        again, up to HOLD_MOST). The first worker of the Offload is kept
+        unjudged: the windows before it are the pipeline warming up (the
+        first closes after two waits), no rate to compare with; it goes
+        by the idle rule.
       - down, slowly: after DOWN_WINDOWS windows in a row of idle workers,
         one fewer. That is a trial too: if the trainer then waits and the
         files/s fell by GAIN, the worker comes back and the count below is
@@ -51,6 +54,7 @@ class Autoscaler:
         self.idle_windows = 0
         self.windows = 0
         self.holds = {}       # count -> (until window, hold length): not tried till then
+        self.added = False    # a worker was added once
 
     @property
     def fixed(self):
@@ -93,7 +97,9 @@ class Autoscaler:
         return self.target
 
     def _change(self, step):
-        self.trial = _Trial(step, self.rates[self.target])
+        first = step > 0 and not self.added
+        self.added |= step > 0
+        self.trial = _Trial(step, None if first else self.rates[self.target])
         self.target += step
         self.idle_windows = 0
 
@@ -108,6 +114,8 @@ class Autoscaler:
         after = sum(trial.samples) / len(trial.samples)
         self.trial = None
         self.rates[self.target] = after
+        if trial.before is None:
+            return  # the first worker: kept unjudged
         if trial.step > 0 and after < self.GAIN * trial.before:
             # It gave nothing: back, and this count is held.
             self._hold(self.target)

@@ -44,18 +44,27 @@ def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
     assert run(scaler, [(200, True, False)]) == [3]  # tried again after the hold
 
 
+def test_the_first_worker_is_kept_unjudged():
+    scaler = Autoscaler(0, 4)
+    run(scaler, [(20, True, False)])  # the warm-up window: slow
+    assert judged(scaler, 20)[-1] == 1  # gave nothing, kept: no rate to judge by
+    assert run(scaler, [(20, False, True)] * Autoscaler.DOWN_WINDOWS)[-1] == 0  # idle: goes
+
+
 def test_hold_doubles_each_time_the_count_fails_again():
     scaler = Autoscaler(0, 4)
     run(scaler, [(100, True, False)])
-    judged(scaler, 100)  # the first worker gave nothing
-    assert scaler.target == 0
-    first = scaler.holds[1][1]
+    judged(scaler, 200)  # the first worker (kept)
+    run(scaler, [(200, True, False)])
+    judged(scaler, 200)  # the second gave nothing
+    assert scaler.target == 1
+    first = scaler.holds[2][1]
     windows = 0
-    while scaler.target == 0:
-        run(scaler, [(100, True, False)])
+    while scaler.target == 1:
+        run(scaler, [(200, True, False)])
         windows += 1
-    judged(scaler, 100)
-    assert scaler.target == 0 and scaler.holds[1][1] == 2 * first
+    judged(scaler, 200)
+    assert scaler.target == 1 and scaler.holds[2][1] == 2 * first
     assert windows <= first
 
 
