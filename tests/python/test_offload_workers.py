@@ -71,7 +71,10 @@ def test_local_workers_epochs_exact_one_replaced_all_stopped_at_close(tmp_path):
         assert serving(off, 1), off._pool.summary(0)
         first = off._pool.handles[0].pid
         assert os.listdir(tmp_path) == [str(first)]  # setup ran in the worker
-        assert_exact(run_epoch(off), expected)
+        for _ in range(4):  # under load, a short epoch can end before its job reaches them
+            assert_exact(run_epoch(off), expected)
+            if off.report["remote"] > 0:
+                break
         report = off.report
         assert report["remote"] > 0 and report["workers"] == [(0.0, 1)], report
         assert report["workers_max"] == 1 and report["workers_started"] == 1
@@ -83,14 +86,20 @@ def test_local_workers_epochs_exact_one_replaced_all_stopped_at_close(tmp_path):
                 os.kill(first, signal.SIGKILL)
                 killed.append(time.monotonic())
 
-        assert_exact(run_epoch(off, kill_once_remote_delivered), expected)
+        for _ in range(4):
+            assert_exact(run_epoch(off, kill_once_remote_delivered), expected)
+            if killed:
+                break
         assert killed, off.report
         assert wait_until(lambda: off._pool.replaced == 1 and off._pool.ready == 1, 30)
         pids = [h.pid for h in off._pool.handles]
         assert first not in pids
         assert sorted(os.listdir(tmp_path)) == sorted(map(str, [first, *pids]))
-        # The next epoch: the replacement delivers.
-        assert_exact(run_epoch(off), expected)
+        # Later epochs: the replacement delivers.
+        for _ in range(4):
+            assert_exact(run_epoch(off), expected)
+            if off.report["remote"] > 0:
+                break
         assert off.report["remote"] > 0 and off.report["workers_replaced"] == 1, off.report
     assert wait_until(lambda: not any(alive(p) for p in pids), 10), "a worker outlived close()"
 
