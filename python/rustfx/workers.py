@@ -252,7 +252,7 @@ class _LocalWorker:
 
 class _RayWorkerActor:
     """A Ray actor holding one tf.data service worker (made a Ray actor
-    class by Ray.__connect; threaded: `live` blocks while the others run)."""
+    class by Ray._connect; threaded: `live` blocks while the others run)."""
 
     def __init__(self, setup_bytes):
         import threading as _threading
