@@ -7,7 +7,6 @@ with no room runs locally and says so once; a trainer killed with -9
 leaves no worker actor (Ray kills an owner's actors), and, when rustfx
 started Ray itself, neither Ray's GCS nor its raylet."""
 
-import os
 import time
 import warnings
 
@@ -17,7 +16,7 @@ import pytest
 import rustfx
 from rustfx import pipeline
 from test_offload import PE_FILES, assert_exact, ember, local_rows, run_epoch
-from test_offload_workers import alive, serving, trainer_killed, wait_until
+from test_offload_workers import serving, trainer_killed, wait_until
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[data]==2.60.*')")
 pytestmark = pytest.mark.ray_cluster
