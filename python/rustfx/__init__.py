@@ -28,6 +28,7 @@ from rustfx import layers  # noqa: F401  (registers the Keras layer classes)
 from rustfx import sensor  # noqa: F401  (rustfx.sensor.export, for rustfx-sensor)
 from rustfx import pipeline  # noqa: F401  (rustfx.pipeline.profile: the trainer's stall)
 from rustfx.offload import offload  # noqa: F401  (FX on tf.data service workers, by itself)
+from rustfx import workers  # noqa: F401  (rustfx.workers.Local, .Ray: offload's own workers)
 from rustfx.explain_model import explain_model  # noqa: F401  (rustfx_core.attribution, .report)
 
 __all__ = [*spec.__all__, *text.__all__, *io.__all__, *binary.__all__]

@@ -20,14 +20,22 @@ class FilesPipeline:
     .map(lambda p: fx(rustfx.files(p, max_bytes=...)))` with its parts
     kept, so `profile` can time each stage alone. `fx` takes what any rustfx
     extractor takes (a `rustfx.files(...)` or a tf.string tensor of
-    contents) and returns the features."""
+    contents) and returns the features. `cache`: a rustfx.FeatureCache the
+    files' features are looked up in (rustfx.files(..., cache=)); its
+    options are attrs of the ops in the graph, so rustfx.offload's workers
+    use the same cache directory (docs/stalls.md, "Launchers")."""
 
     def __init__(self, paths, fx, batch_size=32, *, max_bytes=io.DEFAULT_MAX_BYTES,
-                 num_parallel_calls=tf.data.AUTOTUNE, prefetch=tf.data.AUTOTUNE):
+                 num_parallel_calls=tf.data.AUTOTUNE, prefetch=tf.data.AUTOTUNE, cache=None):
         # Bytes, as everywhere in rustfx: a name that is not UTF-8 keeps them.
         self.paths = [bytes(os.fsencode(p)) for p in paths]
         self.fx, self.batch_size, self.max_bytes = fx, int(batch_size), max_bytes
         self.num_parallel_calls, self.prefetch = num_parallel_calls, prefetch
+        self.cache = cache
+
+    def files(self, paths):
+        """rustfx.files of `paths` with this pipeline's max_bytes and cache."""
+        return io.files(paths, max_bytes=self.max_bytes, cache=self.cache)
 
     def batches(self, paths=None):
         """`paths` (default all) batched, nothing else."""
@@ -36,8 +44,8 @@ class FilesPipeline:
 
     def dataset(self, paths=None):
         """The pipeline as a tf.data.Dataset (of `paths`, default all)."""
-        fx, max_bytes = self.fx, self.max_bytes
-        return self.batches(paths).map(lambda p: fx(io.files(p, max_bytes=max_bytes)),
+        fx = self.fx
+        return self.batches(paths).map(lambda p: fx(self.files(p)),
                                        num_parallel_calls=self.num_parallel_calls
                                        ).prefetch(self.prefetch)
 

@@ -8,7 +8,9 @@
 
 Workers are `rustfx-worker --dispatcher HOST:PORT` (the tf.data service
 worker of `rustfx.service`): they need no training code, the dataset
-graph is sent to them.
+graph is sent to them. Or the Offload starts, sizes and stops its own:
+`workers=rustfx.workers.Local(...)` or `rustfx.workers.Ray(...)`
+(rustfx.workers; the count: rustfx.offload_autoscaler).
 
 How the work is split: from both ends. An epoch's files are a list; the
 workers take them from the front (tf.data service's dynamic sharding, one
@@ -68,6 +70,7 @@ from rustfx._tf_internals import CancellableIterator, CancellationManager
 from rustfx.offload_governor import Governor, check_policy
 from rustfx.files_pipeline import FilesPipeline
 from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, element_bytes
+from rustfx.workers import start_workers
 
 __all__ = ["Offload", "offload"]
 
@@ -85,11 +88,13 @@ class Offload:
     as "1.00" ... "0.00"), local_cap (the last arm's), cut, seconds,
     remote_error, remote_finished (False: the job was abandoned),
     remote_joined (False: the thread reading it had not ended when the
-    epoch did), finished. One epoch at a time. See the module doc for the
-    rules."""
+    epoch did), finished; with workers= (rustfx.workers), also workers
+    (their count over the epoch: [(seconds, count)] at each change),
+    workers_mean, workers_max, workers_started, workers_replaced,
+    workers_error. One epoch at a time. See the module doc for the rules."""
 
-    def __init__(self, pipe, dispatcher=None, *, labels=None, cut=None, remote="when_waiting",
-                 patience=8, seed=None, queue_batches=4):
+    def __init__(self, pipe, dispatcher=None, *, workers=None, labels=None, cut=None,
+                 remote="when_waiting", patience=8, seed=None, queue_batches=4):
         if not isinstance(pipe, FilesPipeline):
             raise TypeError("offload takes a rustfx.pipeline.FilesPipeline "
                             "(rustfx.pipeline.from_files(paths, fx, batch_size)), "
@@ -105,8 +110,11 @@ class Offload:
         self.labels = None if labels is None else np.asarray(labels)
         if self.labels is not None and len(self.labels) != len(self.paths):
             raise ValueError(f"labels has {len(self.labels)} rows for {len(self.paths)} files")
-        self._dispatcher_server = None
-        if dispatcher is None:
+        self._dispatcher_server = self._pool = None
+        if workers is not None:
+            self._dispatcher_server, self._pool = start_workers(workers, dispatcher)
+            self.dispatcher = self._dispatcher_server.target
+        elif dispatcher is None:
             self._dispatcher_server = tf.data.experimental.service.DispatchServer()
             self.dispatcher = self._dispatcher_server.target
         else:
@@ -116,12 +124,25 @@ class Offload:
         self.seed, self._epoch_count = seed, 0
         self._guard, self._iterating = threading.Lock(), False
         self._making_job = None  # a remote thread still making its job
-        self.cut = cut or self._measure_cut()
+        # With a cache, the workers extract (and fill it where they run).
+        self.cut = cut or ("after_fx" if getattr(pipe, "cache", None) else self._measure_cut())
         self.report = None
         self._built = None
         # Kept from epoch to epoch: the next starts where the last left off.
         self._governor = Governor(self.remote, self.patience)
         self._batch_seconds = None
+
+    def close(self):
+        """Stops the workers this Offload started (workers=; also done at
+        exit, not when it is dropped). Later epochs run locally."""
+        if self._pool is not None:
+            self._pool.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     @property
     def dispatcher_address(self):
@@ -143,7 +164,7 @@ class Offload:
         fx, max_bytes, cut = self.pipe.fx, self.pipe.max_bytes, self.cut
         ds = batched_source(order, self.paths[order].tolist(), self.pipe.batch_size)
         if cut == "after_fx":
-            ds = ds.map(lambda i, p: (i, fx(io.files(p, max_bytes=max_bytes))),
+            ds = ds.map(lambda i, p: (i, fx(self.pipe.files(p))),
                         num_parallel_calls=tf.data.AUTOTUNE)
         else:
             ds = ds.map(lambda i, p: (i, io.read_files(p, max_bytes=max_bytes)),
@@ -163,11 +184,11 @@ class Offload:
     def _local_dataset(self, order):
         # The local sweep: from the back, all of it if need be (it alone
         # covers the epoch); the consumer drops what the workers delivered.
-        fx, max_bytes = self.pipe.fx, self.pipe.max_bytes
+        fx = self.pipe.fx
         paths = tf.constant(self.paths[order[::-1]].tolist(), tf.string)
         ds = tf.data.Dataset.from_tensor_slices((tf.constant(order[::-1], tf.int64), paths))
         return ds.batch(self.pipe.batch_size).map(
-            lambda i, p: (i, fx(io.files(p, max_bytes=max_bytes))),
+            lambda i, p: (i, fx(self.pipe.files(p))),
             num_parallel_calls=self.pipe.num_parallel_calls).prefetch(self.pipe.prefetch)
 
     # -- one epoch -----------------------------------------------------------
@@ -210,6 +231,9 @@ class Offload:
                                 "cut": self.cut,
                                 "seconds": 0.0, "remote_error": None, "remote_finished": False,
                                 "remote_joined": True, "finished": False}
+        pool = self._pool
+        if pool is not None:
+            report.update(pool.summary(time.perf_counter()))
 
         def remote():  # a thread: the workers' batches, fetched only while allowed
             try:
@@ -247,6 +271,8 @@ class Offload:
             thread = threading.Thread(target=remote, daemon=True, name="rustfx-offload-remote")
             thread.start()
         start = time.perf_counter()
+        if pool is not None:
+            pool.epoch(True)  # ended by end()
         remaining, credit = n, 0.0  # credit: local batches the cap allows now
 
         def end():
@@ -262,6 +288,9 @@ class Offload:
                 self._making_job = None if report["remote_joined"] else thread
             self._batch_seconds = state.batch_seconds
             report["seconds"] = time.perf_counter() - start
+            if pool is not None:
+                pool.epoch(False)
+                report.update(pool.summary(start))
             report["finished"] = remaining == 0
             release()
 
@@ -318,6 +347,9 @@ class Offload:
                     name = Governor.name(cap)
                     report["windows"][name] = report["windows"].get(name, 0) + 1
                     report["local_cap"] = governor.local_cap
+                    if pool is not None:  # the worker count, from the same window
+                        pool.window(governor, idle=cap is None or state.queue.full())
+                        report.update(pool.summary(start))
                     (state.allowed.clear if governor.local_cap is None else state.allowed.set)()
                 if remaining == 0:
                     # Ended before the last batch is yielded, so a consumer
@@ -450,7 +482,9 @@ def _join(thread, seconds, warn):
 def offload(pipe, dispatcher=None, **kwargs):
     """An `Offload` of `pipe` (a rustfx.pipeline.FilesPipeline) to the
     tf.data service workers of `dispatcher` ("HOST:PORT"; None starts one
-    in this process, its address in `.dispatcher_address`). Keyword
+    in this process, its address in `.dispatcher_address`), or to workers
+    it starts, sizes and stops itself: workers=rustfx.workers.Local(...) or
+    rustfx.workers.Ray(...) (rustfx.workers; not with dispatcher=). Keyword
     arguments: labels (one per file, yielded with each batch), cut
     ("after_fx", "before_fx" or None: measured), remote ("when_waiting",
     "always", "only" or a local cap from 0 to 1), patience, seed (shuffle each epoch), queue_batches."""

@@ -73,6 +73,7 @@ class Governor:
         self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
         self.probe_from, self.step = None, 1
         self.workers_gone = False
+        self.last_window = (0, 0.0, 0)  # the last closed window's files, seconds, waits
         self._reset(time.perf_counter() if now is None else now)
 
     @property
@@ -133,6 +134,15 @@ class Governor:
             self._close(now)
         self.workers_gone = True
 
+    def workers_changed(self, more):
+        """The count of workers serving changed (rustfx.workers): the
+        workers' arms' rates are stale and forgotten; with `more`, a
+        governor on the local sweep only tries them in the next window."""
+        self.rates[self.LOCAL_ONLY + 1:] = [None] * (len(self.ARMS) - 1)
+        if more and self.fixed is None and self.arm == self.LOCAL_ONLY \
+                and self.probe_from is None:
+            self.probe_from, self.arm = self.LOCAL_ONLY, self.UNCAPPED
+
     def new_epoch(self, now):
         """A new epoch starts on the arm the last ended on (its rates kept,
         the next probe soon): its workers' job is new."""
@@ -143,6 +153,7 @@ class Governor:
         self._reset(now)
 
     def _close(self, now, instead=None):
+        self.last_window = (self.files, now - self.since, self.waited)
         if self.workers_gone:  # local until the epoch ends: nothing to learn
             self._reset(now)
             return

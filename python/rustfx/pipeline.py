@@ -387,14 +387,15 @@ class Profile:
         lines.append(f"recommendation: {self.recommendation}")
         return "\n".join(lines)
 
-    def to_html(self, path):
+    def to_html(self, path, workers=None):
         """Writes a self-contained HTML page (inline SVG, no script, no
         network): the wait and step time of every step over time, the
         rolling stall, and the stages' throughputs against the consumer's
-        and the ceiling."""
+        and the ceiling; with `workers` (a rustfx.offload report whose
+        workers were started by rustfx.workers), their count over time."""
         from rustfx import stall_picture  # the picture's code, loaded when drawn
         with open(path, "w", encoding="utf-8") as f:
-            f.write(stall_picture.page(self))
+            f.write(stall_picture.page(self, workers))
         return path
 
 

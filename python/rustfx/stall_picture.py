@@ -81,7 +81,41 @@ def _svg_rates(p, width=960):
     return "".join(parts)
 
 
-def page(p):
+WORKERS_COLOUR = "#ff7f0e"
+
+
+def _svg_workers(report, width=960, height=160):
+    """rustfx.offload's workers serving over its epoch (report["workers"]:
+    [(seconds, count)] at each change), a step line."""
+    points = report.get("workers") or [(0.0, 0)]
+    seconds = max(report.get("seconds") or 0.0, points[-1][0], 1e-9)
+    most = max(max(c for _, c in points), 1)
+    pad_l, pad_r, pad_t, pad_b = 60, 40, 10, 40
+    w, h = width - pad_l - pad_r, height - pad_t - pad_b
+
+    def xy(t, c):
+        return f"{pad_l + w * t / seconds:.2f},{pad_t + h - h * c / most:.2f}"
+
+    line = []
+    for i, (t, c) in enumerate(points):
+        if i:
+            line.append(xy(t, points[i - 1][1]))
+        line.append(xy(t, c))
+    line.append(xy(seconds, points[-1][1]))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'role="img" aria-label="workers serving over time">'
+            f'<rect x="{pad_l}" y="{pad_t}" width="{w}" height="{h}" fill="#fafafa" '
+            f'stroke="#ccc"/>'
+            f'<polyline class="workers" points="{" ".join(line)}" fill="none" '
+            f'stroke="{WORKERS_COLOUR}" stroke-width="2"/>'
+            f'<text x="{pad_l - 6}" y="{pad_t + 10}" text-anchor="end" font-size="11">{most}</text>'
+            f'<text x="{pad_l - 6}" y="{pad_t + h}" text-anchor="end" font-size="11">0</text>'
+            f'<text x="{pad_l + w / 2}" y="{height - 10}" text-anchor="middle" font-size="12">'
+            f'seconds into the epoch (0 to {seconds:.2f}); mean {report.get("workers_mean", 0):.2f}'
+            f' workers, {report.get("workers_replaced", 0)} replaced</text></svg>')
+
+
+def page(p, workers=None):
     rec = p.recommendation
     reasons = "".join(f"<li>{html.escape(r)}</li>" for r in rec.reasons)
     head = html.escape(str(rec).splitlines()[0])
@@ -98,6 +132,7 @@ pre{{background:#f4f4f4;padding:8px}}</style></head><body>
 <span style="background:{STEP_COLOUR}"></span>step
 <span style="background:{STALL_COLOUR}"></span>rolling stall</p>
 {_svg_steps(p)}
+{"" if workers is None else "<h2>Offload workers serving</h2>" + _svg_workers(workers)}
 <h2>Throughputs (elements/s, log scale)</h2>
 {_svg_rates(p)}
 <h2>Figures</h2><pre>{figures}</pre>

@@ -1,0 +1,150 @@
+"""The autoscaler's rules (rustfx.offload_autoscaler.Autoscaler, whose doc
+states them), window by window, with the windows' figures made up: no
+clock, no workers. Each test is one rule of the doc."""
+
+import pytest
+
+from rustfx.offload_autoscaler import Autoscaler
+
+
+def run(scaler, windows, ready=None, most=None):
+    """Feeds `windows` [(files/s, waited, idle)], the workers serving as soon
+    as asked (ready = the target) unless `ready` is given; the targets."""
+    targets = []
+    for rate, waited, idle in windows:
+        now_ready = scaler.target if ready is None else ready
+        targets.append(scaler.window(rate, waited, idle, now_ready, most))
+    return targets
+
+
+def judged(scaler, rate, waited=True, idle=False):
+    """The windows of one trial (SETTLE, then MEASURE) at `rate`."""
+    return run(scaler, [(rate, waited, idle)] * (Autoscaler.SETTLE + Autoscaler.MEASURE))
+
+
+def test_no_wait_no_worker_beyond_min():
+    scaler = Autoscaler(0, 8)
+    assert run(scaler, [(100, False, False)] * 50) == [0] * 50
+    scaler = Autoscaler(2, 8)
+    assert scaler.target == 2
+    assert run(scaler, [(100, False, False)] * 50) == [2] * 50
+
+
+def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
+    scaler = Autoscaler(0, 8)
+    assert run(scaler, [(100, True, False)]) == [1]  # the first: as soon as it waits
+    assert judged(scaler, 150)[-1] == 1              # 1.5x: kept...
+    assert run(scaler, [(150, True, False)]) == [2]  # ...and the next tried at once
+    assert judged(scaler, 200)[-1] == 2
+    assert run(scaler, [(200, True, False)]) == [3]
+    assert judged(scaler, 202)[-1] == 2              # +1%: gave nothing, removed
+    # The count that gave nothing is held for HOLD_FIRST windows.
+    held = run(scaler, [(200, True, False)] * (Autoscaler.HOLD_FIRST - 1))
+    assert set(held) == {2}
+    assert run(scaler, [(200, True, False)]) == [3]  # tried again after the hold
+
+
+def test_the_first_worker_is_kept_unjudged():
+    scaler = Autoscaler(0, 4)
+    run(scaler, [(20, True, False)])  # the warm-up window: slow
+    assert judged(scaler, 20)[-1] == 1  # gave nothing, kept: no rate to judge by
+    assert run(scaler, [(20, False, True)] * Autoscaler.DOWN_WINDOWS)[-1] == 0  # idle: goes
+
+
+def test_hold_doubles_each_time_the_count_fails_again():
+    scaler = Autoscaler(0, 4)
+    run(scaler, [(100, True, False)])
+    judged(scaler, 200)  # the first worker (kept)
+    run(scaler, [(200, True, False)])
+    judged(scaler, 200)  # the second gave nothing
+    assert scaler.target == 1
+    first = scaler.holds[2][1]
+    windows = 0
+    while scaler.target == 1:
+        run(scaler, [(200, True, False)])
+        windows += 1
+    judged(scaler, 200)
+    assert scaler.target == 1 and scaler.holds[2][1] == 2 * first
+    assert windows <= first
+
+
+def test_bounded_by_max_workers_and_by_what_the_cluster_can_place():
+    scaler = Autoscaler(0, 2)
+    for _ in range(2):
+        run(scaler, [(100 * (scaler.target + 1), True, False)])
+        judged(scaler, 100 * (scaler.target + 1))
+    assert scaler.target == 2
+    assert run(scaler, [(300, True, False)] * 10) == [2] * 10
+    scaler = Autoscaler(0, 8)
+    assert run(scaler, [(100, True, False)] * 5, most=0) == [0] * 5
+
+
+def test_down_slowly_when_idle_and_back_if_it_cost():
+    scaler = Autoscaler(0, 8)
+    for _ in range(3):
+        run(scaler, [(100 * (scaler.target + 1), True, False)])
+        judged(scaler, 100 * (scaler.target + 1))
+    assert scaler.target == 3
+    idle = run(scaler, [(300, False, True)] * Autoscaler.DOWN_WINDOWS)
+    assert idle == [3] * (Autoscaler.DOWN_WINDOWS - 1) + [2]  # after DOWN_WINDOWS, one fewer
+    judged(scaler, 300, waited=False)  # the trainer did not wait: the removal is kept
+    assert scaler.target == 2
+    run(scaler, [(300, False, True)] * Autoscaler.DOWN_WINDOWS)
+    assert scaler.target == 1
+    judged(scaler, 150, waited=True)  # waits, half the files/s: it comes back
+    assert scaler.target == 2
+
+
+def test_idle_windows_must_be_in_a_row():
+    scaler = Autoscaler(1, 4)
+    pattern = [(100, False, True)] * (Autoscaler.DOWN_WINDOWS - 1) + [(100, False, False)]
+    assert set(run(scaler, pattern * 4)) == {1}
+    assert run(scaler, [(100, False, True)] * Autoscaler.DOWN_WINDOWS)[-1] == 1  # min_workers
+
+
+def test_a_start_under_way_holds_and_measures_nothing():
+    scaler = Autoscaler(0, 4)
+    run(scaler, [(100, True, False)])
+    assert scaler.target == 1
+    # The worker still starting (ready 0): nothing is judged however long.
+    assert run(scaler, [(100, True, False)] * 20, ready=0) == [1] * 20
+    assert judged(scaler, 180)[-1] == 1 and scaler.trial is None
+
+
+def test_a_cluster_that_lost_room_lowers_the_target():
+    scaler = Autoscaler(0, 4)
+    for _ in range(3):
+        run(scaler, [(100 * (scaler.target + 1), True, False)])
+        judged(scaler, 100 * (scaler.target + 1))
+    assert scaler.target == 3
+    # A node gone: 2 serve and nothing more can be placed.
+    assert run(scaler, [(200, True, False)], ready=2, most=2) == [2]
+
+
+def test_fixed_count_never_moves():
+    scaler = Autoscaler(3, 3)
+    assert scaler.target == 3
+    assert set(run(scaler, [(1, True, False), (1, False, True)] * 20, ready=1)) == {3}
+
+
+@pytest.mark.parametrize("counts", [(-1, 2), (3, 2), (0, 0)])
+def test_bad_counts_refused(counts):
+    with pytest.raises(ValueError, match="min_workers"):
+        Autoscaler(*counts)
+
+
+def test_the_governor_tries_the_workers_again_when_more_serve():
+    from rustfx.offload_governor import Governor
+
+    governor = Governor("when_waiting", window=1, now=0.0)
+    governor.rates[Governor.UNCAPPED] = 50.0
+    governor.rates[Governor.LOCAL_ONLY] = 100.0
+    assert governor.local_cap is None  # on the local sweep only
+    governor.workers_changed(more=False)  # fewer: forgotten, no probe
+    assert governor.rates[1:] == [None] * (len(Governor.ARMS) - 1)
+    assert governor.local_cap is None
+    governor.workers_changed(more=True)  # more: the next window runs UNCAPPED
+    assert governor.local_cap == 1.0 and governor.rates[0] == 100.0
+    # Measured below the local rate, it goes back to the local sweep.
+    governor.batch(10, False, 1.0)
+    assert governor.local_cap is None and governor.last_window == (10, 1.0, 0)
