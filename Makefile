@@ -254,7 +254,7 @@ bench-stall: build
 # cluster_utils), each worker held to a share of CPU 1 by a cgroup v1 quota
 # (root): fixed worker counts against autoscaled (docs/stalls.md, "At scale").
 bench-scale: build
-	$(VPY) benches/scale.py
+	$(VPY) benches/scale.py $(if $(SCALE_PE_DIR),--pe-dir $(SCALE_PE_DIR))
 
 # What the feature cache's keys cost (docs/feature_cache.md):
 # in Rust, EMBER2024 vectors of tests/golden/pe extracted, cached by

@@ -27,8 +27,13 @@ epoch's figures are printed too. Goals (issue 52): auto >= 90% of the best
 fixed count's files/s; auto's mean count <= the best fixed count + 1, and
 0 when the trainer is the bottleneck; auto reaches its count within 15 s.
 
-    make bench-scale                 # as root: the quotas
-    .venv/bin/python benches/scale.py --max-workers 4 --steps-ms 0,20
+    make bench-scale SCALE_PE_DIR=/data/pe    # as root: the quotas
+    .venv/bin/python benches/scale.py --max-workers 4 --steps-ms 0,20 --pe-dir DIR
+
+PE files of at least --pe-min-kb (100) from --pe-dir (tests/golden/pe by
+default, whose files are small: benches/pe_from_wheels.py makes a corpus
+of real ones); an epoch is those files repeated to --epoch-seconds of the
+local pipeline alone.
 """
 
 import argparse
@@ -37,9 +42,6 @@ import functools
 import os
 import sys
 import time
-
-if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) > 1:
-    os.sched_setaffinity(0, {0})  # the trainer and its local pipeline on CPU 0
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -56,6 +58,7 @@ from stall import BATCH, ember, ngrams, pe_files, text_files  # noqa: E402
 CGROUP = "/sys/fs/cgroup/cpu/rustfx-scale"
 NODES, NODE_CPUS = 3, 2
 PERIOD_US = 100_000
+WARM_SECONDS = 20.0
 
 
 def hold(share, cpu):
@@ -133,10 +136,19 @@ class Row:
                 f"  {reached}")
 
 
-def offloaded(name, pipe, step, launcher):
+def offloaded(name, pipe, step, launcher, want=None):
+    """The trainer's files/s on one epoch of `launcher`'s offload, timed
+    once its workers are in place: for a fixed count, once `want` serve in
+    an epoch (at most WARM_SECONDS of epochs); for the autoscaler, after
+    WARM_SECONDS of epochs (its count then is its own doing). The first
+    epoch's report is kept: the autoscaler's ramp."""
     with rustfx.offload(pipe, workers=launcher) as off:
+        start = time.perf_counter()
         first = trained(off, step)
         first_report = dict(off.report)
+        while time.perf_counter() - start < WARM_SECONDS and (
+                want is None or off.report.get("workers_max", 0) < want):
+            trained(off, step)
         rate = trained(off, step)
         report = dict(off.report)
     remove_groups()
@@ -145,19 +157,34 @@ def offloaded(name, pipe, step, launcher):
     return row
 
 
-def table(title, paths, fx, steps_ms, max_workers, hold_setup):
+def epoch_of(files, fx, seconds):
+    """`files` repeated to about `seconds` of the local pipeline's epoch
+    (its rate measured on a warm pass), so that every run's epoch is long
+    enough for workers to start and the autoscaler to act in it."""
+    probe = (files * (-(-256 // len(files))))[:max(256, len(files))]
+    pipe = pipeline.from_files(probe, fx, batch_size=BATCH)
+    trained(pipe.dataset(), 0)  # traced, files read once
+    rate = trained(pipe.dataset(), 0)
+    n = max(BATCH, int(rate * seconds))
+    return (files * (-(-n // len(files))))[:n], rate
+
+
+def table(title, files, fx, steps_ms, max_workers, hold_setup, seconds):
+    paths, rate = epoch_of(files, fx, seconds)
     pipe = pipeline.from_files(paths, fx, batch_size=BATCH)
-    print(f"\n{title}: {len(paths)} files an epoch, batches of {BATCH}")
+    print(f"\n{title}: {len(paths)} files an epoch ({len(files)} distinct; the local "
+          f"pipeline alone at {rate:,.0f} files/s), batches of {BATCH}")
     for step_ms in steps_ms:
         step = step_ms / 1000
         print(f"\n step {step_ms} ms   files/s  1st epoch  workers: mean most  "
               f"reached (s)")
+        trained(pipe.dataset(), step)  # warm
         rows = [Row("local", trained(pipe.dataset(), step))]
         print(rows[0], flush=True)
         for k in range(1, max_workers + 1):
             launcher = rustfx.workers.Ray(max_workers=k, min_workers=k, cpus_per_worker=1,
                                           setup=hold_setup)
-            rows.append(offloaded(f"fixed {k}", pipe, step, launcher))
+            rows.append(offloaded(f"fixed {k}", pipe, step, launcher, want=k))
             print(rows[-1], flush=True)
         launcher = rustfx.workers.Ray(max_workers=max_workers, cpus_per_worker=1,
                                       setup=hold_setup)
@@ -165,12 +192,15 @@ def table(title, paths, fx, steps_ms, max_workers, hold_setup):
         print(auto, flush=True)
         best = max(rows, key=lambda r: r.rate)
         best_count = 0 if best.name == "local" else int(best.name.split()[1])
+        first = auto.first_report
+        reached = next((t for t, c in first.get("workers") or []
+                        if c == first.get("workers_max") and c), None)
         print(f"  auto / best ({best.name}) = {auto.rate / best.rate:.2f} (goal >= 0.90); "
-              f"auto holds {auto.mean:.2f} workers on average, the best count + 1 is "
-              f"{best_count + 1}; reached its most in "
-              f"{'-' if auto.reached is None else f'{auto.reached:.1f} s'} "
-              f"(1st epoch: {auto.first_report.get('workers_mean', 0):.2f} on average)",
-              flush=True)
+              f"auto held {auto.mean:.2f} workers on average (goal <= the best count + 1 = "
+              f"{best_count + 1}); in its 1st epoch {first.get('workers_mean', 0):.2f} on "
+              f"average, its most ({first.get('workers_max', 0)}) reached "
+              f"{'-' if reached is None else f'{reached:.1f} s'} after the epoch began "
+              f"(goal <= 15 s)", flush=True)
 
 
 def main():
@@ -180,8 +210,9 @@ def main():
     parser.add_argument("--worker-cpu", type=float, default=0.25,
                         help="each worker's CPU quota, a share of one CPU")
     parser.add_argument("--pe-dir", help="PE files (default tests/golden/pe)")
-    parser.add_argument("--pe-files", type=int, default=1600, help="PE files an epoch")
-    parser.add_argument("--text-files", type=int, default=6000, help="text files an epoch")
+    parser.add_argument("--pe-min-kb", type=int, default=100, help="PE files of at least this")
+    parser.add_argument("--epoch-seconds", type=float, default=8.0,
+                        help="an epoch's length for the local pipeline alone")
     parser.add_argument("--workloads", default="pe,text")
     args = parser.parse_args()
     steps_ms = [int(s) for s in args.steps_ms.split(",")]
@@ -200,15 +231,26 @@ def main():
     for _ in range(NODES - 1):
         cluster.add_node(num_cpus=NODE_CPUS)
     ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
+    # The trainer and its local pipeline on CPU 0, once Ray's processes are
+    # started: they inherit the affinity of the process that starts them, and
+    # a worker pinned so would import TensorFlow on the trainer's CPU.
+    if cpu is not None:
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(tid), {0})
+            except OSError:
+                pass
     try:
         if "pe" in args.workloads:
             pe = pe_files(args.pe_dir)
-            paths = (pe * (-(-args.pe_files // len(pe))))[: args.pe_files]
-            table("EMBER2024 vectors of PE files", paths, ember, steps_ms, args.max_workers,
-                  hold_setup)
+            large = [p for p in pe if os.path.getsize(p) >= args.pe_min_kb << 10]
+            if not large:
+                print(f"(no PE file of {args.pe_min_kb} kB or more: all sizes)")
+            table("EMBER2024 vectors of PE files", large or pe, ember, steps_ms,
+                  args.max_workers, hold_setup, args.epoch_seconds)
         if "text" in args.workloads:
-            table("Hashed word 1-2-grams of text", text_files(args.text_files), ngrams,
-                  steps_ms, args.max_workers, hold_setup)
+            table("Hashed word 1-2-grams of text", text_files(100_000), ngrams, steps_ms,
+                  args.max_workers, hold_setup, args.epoch_seconds)
     finally:
         ray.shutdown()
         cluster.shutdown()
