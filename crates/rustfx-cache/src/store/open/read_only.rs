@@ -10,10 +10,10 @@
 //! library's checkpoint at exit) or none (closed by an older rustfx, which
 //! deleted both) is whole in its database file: it is read as a file
 //! nobody changes (`immutable=1`), with no locks and no file written
-//! (`mode=ro` would reset the index, or make it and the WAL). So is a
-//! writer's that has written nothing since it opened or checkpointed: its
-//! later rows are not seen, as a writer's that opens later.
-//! A `-wal` that is not empty and cannot be read so (its `-shm` missing on
+//! (`mode=ro` would reset the index, or make it and the WAL). A live
+//! writer whose WAL is empty at that moment (nothing written since it
+//! opened or checkpointed) is read the same way: its later rows are not
+//! seen, as a writer's that opens later is not. A `-wal` that is not empty and cannot be read so (its `-shm` missing on
 //! read-only storage) leaves its rows unserved (the ones checkpointed
 //! before are served), and the open says so. Whatever is read, every row
 //! is checked against its checksum before it is served.
