@@ -1,6 +1,7 @@
-//! The cache under faults: a damaged or hostile database file, another
-//! connection holding the write lock (for a while, and past the busy
-//! timeout), a full queue, the database replaced under an open handle.
+//! The cache under faults: a damaged or hostile database file (also set
+//! aside under a live handle), another connection holding the write lock
+//! (for a while, and past the busy timeout), a full queue, the database
+//! replaced under an open handle.
 //! Each gives the extraction's rows, a miss or a clear error, never other
 //! rows, and never blocks extraction.
 
@@ -102,6 +103,116 @@ fn hostile_database_files_give_an_error_or_a_miss() {
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A cache in a new directory whose database was damaged under a live
+/// handle (`old`, which stored 20 rows) and set aside by the next open
+/// (`new`, which committed 20 other rows to its WAL, not checkpointed):
+/// the directory, the two handles, the spec, `new`'s keys and their rows.
+fn set_aside_under_a_live_handle(
+    name: &str,
+) -> (
+    PathBuf,
+    FeatureCache,
+    FeatureCache,
+    FeatureSpec,
+    Vec<DocKey>,
+    Batch,
+) {
+    let dir = temp_dir(name);
+    let spec = spec(r#"{"extractor": "byte_histogram"}"#);
+    let docs: Vec<Vec<u8>> = (0..40u32)
+        .map(|i| format!("document {i}").into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = docs.iter().map(Vec::as_slice).collect();
+    let (old_docs, new_docs) = refs.split_at(20);
+    let old = FeatureCache::open(&dir, CacheOptions::default()).unwrap();
+    old.extract(&spec, old_docs).unwrap();
+    // All in the database file, so that the header damaged below is what
+    // the next open reads (not a copy of page 1 in the WAL).
+    assert!(old.checkpoint().unwrap());
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join(DB_FILE))
+        .unwrap();
+    std::io::Write::write_all(&mut file, &[0x5a; 100]).unwrap();
+    drop(file);
+    let new = FeatureCache::open(&dir, CacheOptions::default()).unwrap();
+    assert_eq!(new.stats().unwrap().errors, 1);
+    assert!(dir.join(format!("{DB_FILE}.damaged")).is_file());
+    let expected = spec.build().unwrap().extract_batch(new_docs).unwrap();
+    assert!(new.extract(&spec, new_docs).unwrap().same_bits(&expected));
+    new.flush().unwrap();
+    assert!(
+        std::fs::metadata(dir.join(format!("{DB_FILE}-wal")))
+            .unwrap()
+            .len()
+            > 0
+    );
+    let keys = new_docs.iter().map(|d| DocKey::of_content(d)).collect();
+    (dir, old, new, spec, keys, expected)
+}
+
+/// The new cache's WAL (`wal`, as it was) and index are in place, another
+/// handle (as another process would) reads every row `new` committed, and,
+/// all closed, the database is sound and holds them.
+fn assert_the_new_cache_kept_its_rows(
+    dir: &Path,
+    wal: std::fs::Metadata,
+    new: FeatureCache,
+    spec: &FeatureSpec,
+    keys: &[DocKey],
+    expected: &Batch,
+) {
+    use std::os::unix::fs::MetadataExt;
+    let now = std::fs::metadata(dir.join(format!("{DB_FILE}-wal")));
+    assert!(
+        now.is_ok_and(|now| now.ino() == wal.ino() && now.len() == wal.len()),
+        "the new cache's WAL was deleted or changed"
+    );
+    assert!(dir.join(format!("{DB_FILE}-shm")).is_file());
+    let other = FeatureCache::open(dir, CacheOptions::default()).unwrap();
+    let (found, rows) = other.get_found(spec, keys).unwrap();
+    assert!(found.iter().all(|&hit| hit), "{found:?}");
+    assert!(rows.same_bits(expected));
+    assert_eq!(other.stats().unwrap().errors, 0);
+    drop((new, other));
+    let check: String = Connection::open(dir.join(DB_FILE))
+        .unwrap()
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let cache = FeatureCache::open(dir, CacheOptions::default()).unwrap();
+    assert_eq!(cache.stats().unwrap().entries, keys.len() as u64);
+}
+
+#[test]
+fn a_live_handle_closing_after_its_cache_was_set_aside_keeps_the_new_wal() {
+    let (dir, old, new, spec, keys, expected) = set_aside_under_a_live_handle("aside-after");
+    let wal = std::fs::metadata(dir.join(format!("{DB_FILE}-wal"))).unwrap();
+    // Its last connection closes: SQLite sees its file moved (another
+    // file at its path) and neither checkpoints nor deletes anything.
+    drop(old);
+    assert_the_new_cache_kept_its_rows(&dir, wal, new, &spec, &keys, &expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_live_handle_closing_while_its_cache_is_set_aside_keeps_the_new_wal() {
+    let (dir, old, new, spec, keys, expected) = set_aside_under_a_live_handle("aside-while");
+    let wal = std::fs::metadata(dir.join(format!("{DB_FILE}-wal"))).unwrap();
+    // Its last connection closes as if it had looked at its path before the
+    // move (SQLite checks once, then checkpoints, then deletes the WAL and
+    // its index by their paths, the new cache's by then): the old file is
+    // at the path while it closes, the new one back after.
+    let path = dir.join(DB_FILE);
+    let new_file = dir.join("new.sqlite3");
+    std::fs::rename(&path, &new_file).unwrap();
+    std::fs::hard_link(dir.join(format!("{DB_FILE}.damaged")), &path).unwrap();
+    drop(old);
+    std::fs::rename(&new_file, &path).unwrap();
+    assert_the_new_cache_kept_its_rows(&dir, wal, new, &spec, &keys, &expected);
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// Holds SQLite's write lock on the cache in `dir` from another

@@ -49,12 +49,15 @@ fn a_read_only_cache_serves_every_hit_exactly_and_stores_nothing() {
     for spec in specs() {
         cache.extract(&spec, &stored).unwrap();
     }
-    drop(cache); // the last handle: its WAL checkpointed, the files closed
+    drop(cache); // the last handle: its WAL checkpointed and truncated, kept
     let before = snapshot(&dir);
-    assert!(!dir.join(format!("{DB_FILE}-wal")).exists(), "{before:?}");
+    let wal = std::fs::metadata(dir.join(format!("{DB_FILE}-wal"))).unwrap();
+    assert_eq!(wal.len(), 0, "{before:?}");
+    assert!(dir.join(format!("{DB_FILE}-shm")).is_file(), "{before:?}");
 
     let cache = FeatureCache::open(&dir, read_only()).unwrap();
-    assert!(cache.read_only());
+    // The empty WAL holds nothing: the database file is read alone.
+    assert_eq!(cache.access, Access::Immutable);
     let mixed: Vec<&[u8]> = stored.iter().chain(&fresh).copied().collect();
     for spec in specs() {
         let want = spec.build().unwrap().extract_batch(&mixed).unwrap();
@@ -119,16 +122,27 @@ fn a_checkpoint_under_a_live_handle_makes_the_database_file_whole() {
     assert!(writer.checkpoint().unwrap());
     let wal = dir.join(format!("{DB_FILE}-wal"));
     assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0);
-    // The database file alone (a copy of it, read as immutable) holds every row.
-    let copy = temp_dir("checkpoint-copy");
-    std::fs::copy(dir.join(DB_FILE), copy.join(DB_FILE)).unwrap();
-    let reader = FeatureCache::open(&copy, read_only()).unwrap();
-    assert!(reader.extract(&spec, &docs).unwrap().same_bits(&want));
-    assert_eq!(reader.stats().unwrap().hits, 20);
-    drop((reader, writer));
-    for dir in [dir, copy] {
-        std::fs::remove_dir_all(&dir).unwrap();
+    // The database file alone (a copy of it, read as immutable) holds every
+    // row; so does a copy with the empty WAL and its index beside it (as a
+    // process that ends with the cache open leaves them), read the same way.
+    for (name, suffixes) in [
+        ("checkpoint-copy", &[""][..]),
+        ("checkpoint-all", &["", "-wal", "-shm"]),
+    ] {
+        let copy = temp_dir(name);
+        for suffix in suffixes {
+            let file = format!("{DB_FILE}{suffix}");
+            std::fs::copy(dir.join(&file), copy.join(&file)).unwrap();
+        }
+        let reader = FeatureCache::open(&copy, read_only()).unwrap();
+        assert_eq!(reader.access, Access::Immutable);
+        assert!(reader.extract(&spec, &docs).unwrap().same_bits(&want));
+        assert_eq!(reader.stats().unwrap().hits, 20);
+        drop(reader);
+        std::fs::remove_dir_all(&copy).unwrap();
     }
+    drop(writer);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

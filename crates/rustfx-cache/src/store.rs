@@ -43,6 +43,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod open;
+mod persist_wal;
 
 pub(crate) use open::{Access, Opened};
 

@@ -3,6 +3,7 @@
 //! connections; a cache that cannot be written is told apart, and read
 //! (read_only.rs).
 
+use super::persist_wal::keep_wal_files;
 use super::{is_busy, sql_error, Store, BUSY_TIMEOUT, BYTE_ORDER, FORMAT, PAGE_CACHE_KIB, SCHEMA};
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use rustfx::{Error, ErrorKind, Result};
@@ -124,6 +125,7 @@ impl Store {
     /// read-only storage needs). Whether it was done.
     pub fn checkpoint(path: &Path) -> Result<bool> {
         let conn = Connection::open(path).map_err(|e| sql_error(path, "cannot open", e))?;
+        keep_wal_files(&conn).map_err(|e| sql_error(path, "cannot keep the WAL", e))?;
         // Never waits (rusqlite's default is 5 s): a process that ends
         // must not hang on another's reader.
         conn.busy_timeout(Duration::ZERO)
@@ -137,6 +139,7 @@ impl Store {
     /// [`Store::open`] with SQLite's own error, to tell damage apart.
     fn try_open(path: &Path, busy: Duration) -> std::result::Result<Store, OpenError> {
         let conn = Connection::open(path).map_err(OpenError::Sql)?;
+        keep_wal_files(&conn).map_err(OpenError::Sql)?;
         // A file SQLite may not write is opened read-only, silently.
         if conn
             .is_readonly(rusqlite::MAIN_DB)
@@ -167,6 +170,7 @@ impl Store {
 
     fn connect(path: &Path, busy: Duration) -> Result<Store> {
         let conn = Connection::open(path).map_err(|e| sql_error(path, "cannot open", e))?;
+        keep_wal_files(&conn).map_err(|e| sql_error(path, "cannot keep the WAL", e))?;
         Store::configure(conn, path, busy)
     }
 

@@ -1,18 +1,24 @@
 //! A cache that is only read: on a read-only file system, without the
 //! permission to write, or opened with `read_only`.
 //!
-//! While a cache is open anywhere, its WAL (`-wal`) exists: then it is
-//! read with SQLite's locks (`mode=ro`, which needs the WAL's index,
-//! `-shm`, to exist or be made), so every committed row is read, a live
-//! writer's included. A cache with no `-wal` is closed everywhere (its last
-//! handle checkpointed the WAL into the database and deleted both files):
-//! it is read as a file nobody changes (`immutable=1`), the database file
-//! alone, with no locks and no file made (`mode=ro` would make the two).
-//! A `-wal` that is not empty and cannot be read so (its `-shm` missing on
+//! A cache whose WAL (`-wal`) holds frames has rows that may not be in the
+//! database file yet: it is read with SQLite's locks (`mode=ro`, which
+//! needs the WAL's index, `-shm`, to exist or be made), so every committed
+//! row is read, a live writer's included. A cache with an empty `-wal` (0
+//! bytes: its last handle checkpointed the WAL into the database and
+//! truncated it, keeping both files, store/persist_wal.rs; or the op
+//! library's checkpoint at exit) or none (closed by an older rustfx, which
+//! deleted both) is whole in its database file: it is read as a file
+//! nobody changes (`immutable=1`), with no locks and no file written
+//! (`mode=ro` would reset the index, or make it and the WAL). A live
+//! writer whose WAL is empty at that moment (nothing written since it
+//! opened or checkpointed) is read the same way: its later rows are not
+//! seen, as a writer's that opens later is not. A `-wal` that is not empty and cannot be read so (its `-shm` missing on
 //! read-only storage) leaves its rows unserved (the ones checkpointed
 //! before are served), and the open says so. Whatever is read, every row
 //! is checked against its checksum before it is served.
 
+use super::super::persist_wal::keep_wal_files;
 use super::super::{sql_error, Store, BUSY_TIMEOUT, BYTE_ORDER, FORMAT};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use rustfx::{Error, ErrorKind, Result};
@@ -34,9 +40,9 @@ pub(crate) enum Access {
 
 impl Store {
     /// Opens the database at `path` to read only: with SQLite's locks
-    /// while it has a WAL, else as an immutable file (module doc). The first connection, how the
-    /// others open, and a caveat to say (a `-wal` whose rows cannot be
-    /// read). `NotFound` without a database; the format is checked as
+    /// while its WAL holds frames, else as an immutable file (module doc).
+    /// The first connection, how the others open, and a caveat to say (a
+    /// `-wal` whose rows cannot be read). `NotFound` without a database; the format is checked as
     /// [`Store::open`] does.
     pub fn open_read_only(path: &Path) -> Result<(Store, Access, Option<String>)> {
         if !path.is_file() {
@@ -49,7 +55,8 @@ impl Store {
             ));
         }
         let wal = with_suffix(path, "-wal");
-        if wal.exists() {
+        let wal_bytes = std::fs::metadata(&wal).map_or(0, |m| m.len());
+        if wal_bytes > 0 {
             let locked = Store::connect_read_only(path, Access::ReadOnly)
                 .and_then(|store| store.check_format().map(|()| store));
             match locked {
@@ -60,8 +67,7 @@ impl Store {
             }
         }
         let store = Store::connect_read_only(path, Access::Immutable)?;
-        let unread = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
-        let caveat = unread.then(|| {
+        let caveat = (wal_bytes > 0).then(|| {
             format!(
                 "its write-ahead log {} holds rows not yet checkpointed into the database, \
                  which cannot be read without its index (-shm): the rows checkpointed before \
@@ -90,6 +96,7 @@ impl Store {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(uri(path, access), flags)
             .map_err(|e| sql_error(path, "cannot open to read", e))?;
+        keep_wal_files(&conn).map_err(|e| sql_error(path, "cannot keep the WAL", e))?;
         Store::configure(conn, path, BUSY_TIMEOUT)
     }
 
