@@ -48,11 +48,13 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod buffers;
 mod files;
 mod keys;
 mod row;
 mod shared;
 mod store;
+mod threads;
 mod writer;
 
 use row::{assemble, StoredRow};
@@ -67,10 +69,11 @@ use std::sync::{Arc, Mutex};
 use store::{Store, Write};
 use writer::Writer;
 
-pub use files::{FilesBatch, PreparedSpec};
+pub use files::{FilesBatch, PreparedSpec, GROUP_BYTES, GROUP_FILES};
 pub use keys::{spec_digest, CacheKey, DocKey, KEY_SCHEME};
 pub use row::{ENTRY_OVERHEAD, ROW_DIGEST_CONTEXT};
 pub use shared::{flush_shared, shared};
+pub use threads::{CallingThread, FileThreads, RayonThreads};
 pub use writer::QUEUE_BYTES;
 
 /// The smallest `max_bytes` accepted.
@@ -376,13 +379,13 @@ impl FeatureCache {
     /// another number of rows.
     pub fn put_many(&self, spec: &FeatureSpec, keys: &[DocKey], rows: &Batch) -> Result<()> {
         let stored = stored_rows(spec, keys, rows)?;
-        let rows = keys.iter().copied().zip(stored);
+        let rows = keys.iter().copied().zip(stored.into_iter().map(Arc::new));
         self.writer.write_now(puts(&spec_digest(spec), rows))
     }
 
     /// Queues `rows` to be stored under `digest` (dropped if the queue is
     /// full).
-    fn queue_rows(&self, digest: &[u8; 32], rows: Vec<(DocKey, StoredRow)>) {
+    fn queue_rows(&self, digest: &[u8; 32], rows: Vec<(DocKey, Arc<StoredRow>)>) {
         self.writer.offer(puts(digest, rows));
     }
 
@@ -469,12 +472,12 @@ pub fn row_digests(spec: &FeatureSpec, keys: &[DocKey], rows: &Batch) -> Result<
 }
 
 /// The writes that store `rows` under `digest`.
-fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, StoredRow)>) -> Vec<Write> {
+fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, Arc<StoredRow>)>) -> Vec<Write> {
     rows.into_iter()
         .map(|(key, row)| Write::Put {
             spec: *digest,
             key,
-            row: Arc::new(row),
+            row,
         })
         .collect()
 }
