@@ -79,11 +79,6 @@ impl DocKey {
     /// truncated). It never equals a content key. Errors as reading does
     /// (symlinks followed).
     pub fn of_file_stat(path: &[u8], max_bytes: u64) -> Result<DocKey> {
-        DocKey::of_file_stat_sized(path, max_bytes).map(|(key, _)| key)
-    }
-
-    /// [`DocKey::of_file_stat`] and the file's size.
-    pub(crate) fn of_file_stat_sized(path: &[u8], max_bytes: u64) -> Result<(DocKey, u64)> {
         let os_path = Path::new(std::ffi::OsStr::from_bytes(path));
         let meta = std::fs::metadata(os_path).map_err(|e| {
             let kind = match e.kind() {
@@ -109,7 +104,7 @@ impl DocKey {
         ] {
             h.update(&field.to_le_bytes());
         }
-        Ok((DocKey(*h.finalize().as_bytes()), meta.size()))
+        Ok(DocKey(*h.finalize().as_bytes()))
     }
 }
 

@@ -69,7 +69,7 @@ use std::sync::{Arc, Mutex};
 use store::{Store, Write};
 use writer::Writer;
 
-pub use files::{FilesBatch, PreparedSpec, GROUP_BYTES, GROUP_FILES};
+pub use files::{FilesBatch, PreparedSpec};
 pub use keys::{spec_digest, CacheKey, DocKey, KEY_SCHEME};
 pub use row::{ENTRY_OVERHEAD, ROW_DIGEST_CONTEXT};
 pub use shared::{flush_shared, shared};
@@ -484,5 +484,7 @@ fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, Arc<StoredRow
 
 #[cfg(test)]
 mod fault_tests;
+#[cfg(test)]
+mod files_tests;
 #[cfg(test)]
 mod tests;
