@@ -7,14 +7,15 @@
 //! uncached extraction shares them: each thread takes the next file as it
 //! frees up, reads it (content key: and hashes it) and adds it to a group
 //! of its own, which it looks up in one read transaction once the group
-//! holds [`GROUP_FILES`] files or [`GROUP_BYTES`], then extracts the
-//! group's misses at once, while their contents are still in the CPU's
-//! caches. So large files are looked up and extracted one by one (a miss
-//! costs milliseconds: a thread left with a chunk of eight of them while
-//! the other idled made a first epoch 0.8 of uncached extraction at two
-//! threads), and small ones in groups (a lookup costs as much as reading
-//! a few small files). Read buffers are reused by each thread
-//! ([`crate::buffers`]).
+//! holds [`GROUP_FILES`] files or, by content, [`GROUP_BYTES`]; then it
+//! extracts the group's misses at once, while their contents are still in
+//! the CPU's caches. So large files are looked up and extracted one by
+//! one, and small ones in groups (a lookup costs as much as reading a few
+//! small files). The kernels used to hand Rust chunks of eight files
+//! whatever their sizes: a thread could be left with eight megabyte misses
+//! while the other idled (docs/feature_cache.md, "The first epoch").
+//! Read buffers are kept by each thread for its next files
+//! (src/buffers.rs).
 
 use crate::buffers::{read_reusing, reuse};
 use crate::row::{assemble, StoredRow};
