@@ -10,7 +10,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
 .PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64 test-aarch64-core aarch64-builds aarch64-cell wheel-aarch64
-.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-arrow bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-scale bench-cache soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
+.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-arrow bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-scale bench-cache bench-cache-first-epoch soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
 
@@ -266,6 +266,16 @@ bench-scale: build
 bench-cache: build
 	cargo bench -p rustfx-cache --bench feature_cache
 	$(VPY) benches/cache_tf.py $(if $(CACHE_PE_DIR),--pe-dir $(CACHE_PE_DIR))
+
+# A cache's first epoch against no cache at the defaults users run, in
+# alternated pairs, each pair printed and the median ratio
+# (docs/feature_cache.md, "The first epoch"): the content key at the op's
+# default threads, with RUSTFX_NUM_THREADS=1, and the stat key
+# (benches/cache_first_epoch.py; CACHE_PE_DIR=DIR for PE files of at
+# least 500 kB, FIRST_EPOCH_PAIRS=N pairs per setting).
+FIRST_EPOCH_PAIRS ?= 6
+bench-cache-first-epoch: build
+	$(VPY) benches/cache_first_epoch.py --pairs $(FIRST_EPOCH_PAIRS) $(if $(CACHE_PE_DIR),--pe-dir $(CACHE_PE_DIR))
 
 # A soak, not a test (docs/safety.md, "Soak"): the feature cache for
 # SOAK_MINUTES (2 processes x AUTOTUNE map threads on one capped cache, one

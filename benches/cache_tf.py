@@ -15,6 +15,9 @@ parallelism, so "warm hits, 2 threads / 1 thread" is the map's threadpool
 of 2 against 1.
 
     .venv/bin/python benches/cache_tf.py --pe-dir /work/pe-corpus
+
+A first epoch at the op's default threads, in more alternated pairs, each
+printed: benches/cache_first_epoch.py (make bench-cache-first-epoch).
 """
 
 import argparse

@@ -48,20 +48,15 @@ class ExtractorKernel {
     return PlanChunks(OpThreads(), source(), input, extractor().cost_per_byte());
   }
 
-  // Through the cache, chunks of kCachedChunkFiles files: each is one
-  // lookup (a read transaction) and one Rust call, and a hit costs a few
-  // microseconds, so PlanChunks' chunks of one to four assumed 16 kB files
-  // cost more in calls than they balance. On several threads when there is
-  // more than one chunk (a miss costs an extraction).
+  // Through the cache, the whole input in one chunk, one Rust call: Rust
+  // shares its files between the op's threads one file at a time and
+  // looks them up in groups (rustfx-cache's files.rs), since how much a
+  // file costs (a hit: microseconds; a miss: an extraction) is only known
+  // once it is looked up.
   DocumentChunks CachedChunks(const StringInput& input) const {
-    constexpr int64_t kCachedChunkFiles = 8;
     DocumentChunks chunks;
     chunks.threads = OpThreads();
-    for (int64_t i = kCachedChunkFiles; i < input.size; i += kCachedChunkFiles) {
-      chunks.starts.push_back(i);
-    }
     if (input.size > 0) chunks.starts.push_back(input.size);
-    chunks.parallel = chunks.threads > 1 && chunks.count() > 1;
     return chunks;
   }
 

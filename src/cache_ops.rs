@@ -26,7 +26,9 @@ use crate::part::Part;
 use rustfx::read::{check_max_bytes, OnError};
 use rustfx::spec::FeatureSpec;
 use rustfx::{Error, ErrorKind, Result};
-use rustfx_cache::{CacheKey, CacheOptions, FeatureCache, PreparedSpec, Stats, DEFAULT_MAX_BYTES};
+use rustfx_cache::{
+    CacheKey, CacheOptions, FeatureCache, FileThreads, PreparedSpec, Stats, DEFAULT_MAX_BYTES,
+};
 use std::collections::HashSet;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -138,11 +140,11 @@ impl OpCache {
             let cache = self.cache.as_ref().ok_or_else(|| {
                 Error::new(ErrorKind::Internal, "no feature cache (a bug in rustfx)")
             })?;
-            let files = cache.extract_files_prepared(
+            let files = cache.extract_files_on(
                 &self.spec,
                 &documents(paths),
                 self.max_bytes,
-                false,
+                &OpFileThreads,
             )?;
             let failed = match self.on_error {
                 OnError::Raise => files
@@ -154,6 +156,19 @@ impl OpCache {
             };
             Ok(Box::new(Part::failing(files.batch, failed)))
         })
+    }
+}
+
+/// A cached call's files on the op library's threads (src/op_threads.rs):
+/// a thread per core (or `RUSTFX_NUM_THREADS`), fewer when other calls
+/// are running, each taking the next file as it frees up, as uncached
+/// extraction takes them.
+struct OpFileThreads;
+
+impl FileThreads for OpFileThreads {
+    fn run(&self, work: &(dyn Fn() + Sync)) {
+        let threads = crate::op_threads::default_threads();
+        crate::op_threads::run_chunks(threads, threads, &|_| work());
     }
 }
 

@@ -50,12 +50,14 @@
 // that rusqlite has no safe call for.
 #![deny(unsafe_code)]
 
+mod buffers;
 mod files;
 mod keys;
 mod options;
 mod row;
 mod shared;
 mod store;
+mod threads;
 mod writer;
 
 use row::{assemble, StoredRow};
@@ -75,6 +77,7 @@ pub use keys::{spec_digest, CacheKey, DocKey, KEY_SCHEME};
 pub use options::{CacheOptions, Stats};
 pub use row::{ENTRY_OVERHEAD, ROW_DIGEST_CONTEXT};
 pub use shared::{flush_shared, shared};
+pub use threads::{CallingThread, FileThreads, RayonThreads};
 pub use writer::QUEUE_BYTES;
 
 /// The smallest `max_bytes` accepted.
@@ -342,13 +345,13 @@ impl FeatureCache {
                 ),
             ));
         }
-        let rows = keys.iter().copied().zip(stored);
+        let rows = keys.iter().copied().zip(stored.into_iter().map(Arc::new));
         self.writer.write_now(puts(&spec_digest(spec), rows))
     }
 
     /// Queues `rows` to be stored under `digest` (dropped if the queue is
     /// full).
-    fn queue_rows(&self, digest: &[u8; 32], rows: Vec<(DocKey, StoredRow)>) {
+    fn queue_rows(&self, digest: &[u8; 32], rows: Vec<(DocKey, Arc<StoredRow>)>) {
         if !self.read_only() {
             self.writer.offer(puts(digest, rows));
         }
@@ -476,12 +479,12 @@ pub fn row_digests(spec: &FeatureSpec, keys: &[DocKey], rows: &Batch) -> Result<
 }
 
 /// The writes that store `rows` under `digest`.
-fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, StoredRow)>) -> Vec<Write> {
+fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, Arc<StoredRow>)>) -> Vec<Write> {
     rows.into_iter()
         .map(|(key, row)| Write::Put {
             spec: *digest,
             key,
-            row: Arc::new(row),
+            row,
         })
         .collect()
 }
@@ -490,5 +493,7 @@ fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, StoredRow)>) 
 mod fault_tests;
 #[cfg(test)]
 mod read_only_tests;
+#[cfg(test)]
+mod files_tests;
 #[cfg(test)]
 mod tests;
