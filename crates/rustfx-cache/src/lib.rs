@@ -492,8 +492,8 @@ fn puts(digest: &[u8; 32], rows: impl IntoIterator<Item = (DocKey, Arc<StoredRow
 #[cfg(test)]
 mod fault_tests;
 #[cfg(test)]
-mod read_only_tests;
-#[cfg(test)]
 mod files_tests;
+#[cfg(test)]
+mod read_only_tests;
 #[cfg(test)]
 mod tests;
