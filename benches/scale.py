@@ -238,6 +238,9 @@ def main():
              else "unheld (no cgroup v1 cpu quota: not root, or not mounted)")
           + ", the trainer on CPU 0")
 
+    # Ray's processes on every CPU (importing stall pinned this one to CPU 0,
+    # and they inherit the affinity of the process that starts them).
+    os.sched_setaffinity(0, range(os.cpu_count()))
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": NODE_CPUS})
     for _ in range(NODES - 1):
         cluster.add_node(num_cpus=NODE_CPUS)

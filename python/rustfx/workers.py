@@ -257,9 +257,12 @@ class _RayWorkerActor:
     def __init__(self, setup_bytes):
         import threading as _threading
 
+        # TensorFlow and the ops first, then setup, as in a Local worker: a
+        # setup that holds the process to a CPU quota would otherwise slow
+        # the import (a 25% quota: over 30 s to serve, measured).
+        from rustfx import service  # noqa: F401
         if setup_bytes:
             pickle.loads(setup_bytes)()
-        from rustfx import service  # noqa: F401  TensorFlow and the ops, now
         self.server, self.stopping = None, _threading.Event()
 
     def info(self):
