@@ -128,17 +128,18 @@ def timed(batches, step):
 
 
 class Row:
-    def __init__(self, name, rate, first=None, report=None):
+    """A table row: the timed files/s and workers, and from the first
+    epoch's report (the ramp: `first_report`) its files/s and when it
+    reached its most workers."""
+
+    def __init__(self, name, rate, first=None, report=None, first_report=None):
         self.name, self.rate, self.first = name, rate, first
-        report = report or {}
+        report, self.first_report = report or {}, first_report or {}
         self.mean = report.get("workers_mean", 0.0)
         self.most = report.get("workers_max", 0)
-        self.reached = None
-        timeline = report.get("workers") or []
-        for seconds, count in timeline:
-            if count == self.most and self.most:
-                self.reached = seconds
-                break
+        most = self.first_report.get("workers_max", 0)
+        self.reached = next((seconds for seconds, count in self.first_report.get("workers") or []
+                             if count == most and most), None)
 
     def __str__(self):
         first = f"{self.first:8,.0f}" if self.first is not None else " " * 8
@@ -163,9 +164,7 @@ def offloaded(name, pipe, step, launcher, want=None):
             trained(off, step)
         rate, report = timed(off, step)
     remove_groups()
-    row = Row(name, rate, first, report)
-    row.first_report = first_report
-    return row
+    return Row(name, rate, first, report, first_report)
 
 
 def epoch_of(files, fx, seconds):
@@ -182,7 +181,6 @@ def epoch_of(files, fx, seconds):
 
 def table(title, files, fx, steps_ms, max_workers, hold_setup, seconds):
     paths, rate = epoch_of(files, fx, seconds)
-    pipe = pipeline.from_files(paths, fx, batch_size=BATCH)
     print(f"\n{title}: {len(paths)} files an epoch ({len(files)} distinct; the local "
           f"pipeline alone at {rate:,.0f} files/s), batches of {BATCH}")
     for step_ms in steps_ms:
@@ -190,10 +188,10 @@ def table(title, files, fx, steps_ms, max_workers, hold_setup, seconds):
         # A trainer slower than the pipeline sets the epoch's pace: fewer
         # files, so each epoch stays about `seconds` long.
         trainer_rate = BATCH / step if step else rate
-        pipe = pipeline.from_files(paths[:max(BATCH, int(len(paths) * min(1, trainer_rate / rate)))],
-                                   fx, batch_size=BATCH)
+        count = max(BATCH, int(len(paths) * min(1, trainer_rate / rate)))
+        pipe = pipeline.from_files(paths[:count], fx, batch_size=BATCH)
         print(f"\n step {step_ms} ms   files/s  1st epoch  workers: mean most  "
-              f"reached (s)")
+              f"reached its most in the 1st epoch (s)")
         trained(pipe.dataset(), step)  # warm
         rows = [Row("local", timed(pipe.dataset(), step)[0])]
         print(rows[0], flush=True)
@@ -208,9 +206,7 @@ def table(title, files, fx, steps_ms, max_workers, hold_setup, seconds):
         print(auto, flush=True)
         best = max(rows, key=lambda r: r.rate)
         best_count = 0 if best.name == "local" else int(best.name.split()[1])
-        first = auto.first_report
-        reached = next((t for t, c in first.get("workers") or []
-                        if c == first.get("workers_max") and c), None)
+        first, reached = auto.first_report, auto.reached
         print(f"  auto / best ({best.name}) = {auto.rate / best.rate:.2f} (goal >= 0.90); "
               f"auto held {auto.mean:.2f} workers on average (goal <= the best count + 1 = "
               f"{best_count + 1}); in its 1st epoch {first.get('workers_mean', 0):.2f} on "
