@@ -86,7 +86,9 @@ class Offload:
     stalls (the workers stopped delivering while the local side waited
     for them), windows (how many ran each arm: "local", or the local cap
     as "1.00" ... "0.00"), local_cap (the last arm's), cut, seconds,
-    remote_error, remote_finished (False: the job was abandoned),
+    remote_error, remote_first (seconds from the epoch's start to the
+    workers' first batch taken, None: none), remote_finished (False: the
+    job was abandoned),
     remote_joined (False: the thread reading it had not ended when the
     epoch did), finished; with workers= (rustfx.workers), also workers
     (their count over the epoch: [(seconds, count)] at each change),
@@ -230,7 +232,8 @@ class Offload:
                                 "stalls": 0, "windows": {}, "local_cap": governor.local_cap,
                                 "cut": self.cut,
                                 "seconds": 0.0, "remote_error": None, "remote_finished": False,
-                                "remote_joined": True, "finished": False}
+                                "remote_joined": True, "remote_first": None,
+                                "finished": False}
         pool = self._pool
         if pool is not None:
             report.update(pool.summary(time.perf_counter()))
@@ -320,7 +323,9 @@ class Offload:
                 waited = time.perf_counter() - t0 > NOT_INPUT_BOUND_SECONDS
                 report["waits"] += waited
                 indices, rows = item
-                state.started |= side == "remote"
+                if side == "remote" and not state.started:
+                    state.started = True
+                    report["remote_first"] = time.perf_counter() - start
                 if indices is None:  # the remote side ended (or failed)
                     report["remote_finished"] = rows is None
                     if isinstance(rows, Exception):

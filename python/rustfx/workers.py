@@ -395,8 +395,7 @@ class _Pool:
             governor.workers_changed(more=ready > self.seen_ready)
             self.seen_ready = ready
         files, seconds, waits = governor.last_window
-        rate = files / seconds if seconds > 0 else 0.0
-        target = self.autoscaler.window(rate, waits > 0, idle, ready, self.most())
+        target = self.autoscaler.window(files, seconds, waits > 0, idle, ready, self.most())
         if target != self.target:
             self.set_target(target)
 

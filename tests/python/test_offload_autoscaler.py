@@ -2,24 +2,35 @@
 states them), window by window, with the windows' figures made up: no
 clock, no workers. Each test is one rule of the doc."""
 
+import math
+
 import pytest
 
 from rustfx.offload_autoscaler import Autoscaler
 
 
+# Windows of one second each unless a test says otherwise: a window's
+# files are then its files/s, and seconds count as windows.
+SECOND = 1.0
+TRIAL = math.ceil(Autoscaler.SETTLE_SECONDS) + math.ceil(Autoscaler.MEASURE_SECONDS)
+HOLD_FIRST = int(Autoscaler.HOLD_FIRST)
+DOWN = int(Autoscaler.DOWN_SECONDS)
+
+
 def run(scaler, windows, ready=None, most=None):
-    """Feeds `windows` [(files/s, waited, idle)], the workers serving as soon
-    as asked (ready = the target) unless `ready` is given; the targets."""
+    """Feeds `windows` [(files/s, waited, idle)] of a second each, the
+    workers serving as soon as asked (ready = the target) unless `ready` is
+    given; the targets."""
     targets = []
     for rate, waited, idle in windows:
         now_ready = scaler.target if ready is None else ready
-        targets.append(scaler.window(rate, waited, idle, now_ready, most))
+        targets.append(scaler.window(rate * SECOND, SECOND, waited, idle, now_ready, most))
     return targets
 
 
 def judged(scaler, rate, waited=True, idle=False):
-    """The windows of one trial (SETTLE, then MEASURE) at `rate`."""
-    return run(scaler, [(rate, waited, idle)] * (Autoscaler.SETTLE + Autoscaler.MEASURE))
+    """The windows of one trial (SETTLE_SECONDS, then MEASURE_SECONDS) at `rate`."""
+    return run(scaler, [(rate, waited, idle)] * TRIAL)
 
 
 def test_no_wait_no_worker_beyond_min():
@@ -38,17 +49,31 @@ def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
     assert judged(scaler, 200)[-1] == 2
     assert run(scaler, [(200, True, False)]) == [3]
     assert judged(scaler, 202)[-1] == 2              # +1%: gave nothing, removed
-    # The count that gave nothing is held for HOLD_FIRST windows.
-    held = run(scaler, [(200, True, False)] * (Autoscaler.HOLD_FIRST - 1))
+    # The count that gave nothing is held for HOLD_FIRST seconds.
+    held = run(scaler, [(200, True, False)] * (HOLD_FIRST - 1))
     assert set(held) == {2}
     assert run(scaler, [(200, True, False)]) == [3]  # tried again after the hold
+
+
+def test_a_rate_is_files_over_seconds_summed_not_a_mean_of_windows():
+    scaler = Autoscaler(0, 4)
+    run(scaler, [(100, True, False)])
+    judged(scaler, 130)  # the first worker: 130 files/s
+    run(scaler, [(130, True, False)])  # the second tried
+    assert scaler.target == 2
+    run(scaler, [(130, True, False)])  # settling
+    # One short window at 600 files/s, then 2.5 s at 40: the mean of the
+    # windows' rates is 320, but 400 files in 3 s is 133, not 5% over 130.
+    for files, seconds in [(300, 0.5), (100, 2.5)]:
+        scaler.window(files, seconds, True, False, scaler.target)
+    assert scaler.trial is None and scaler.target == 1
 
 
 def test_the_first_worker_is_kept_unjudged():
     scaler = Autoscaler(0, 4)
     run(scaler, [(20, True, False)])  # the warm-up window: slow
     assert judged(scaler, 20)[-1] == 1  # gave nothing, kept: no rate to judge by
-    assert run(scaler, [(20, False, True)] * Autoscaler.DOWN_WINDOWS)[-1] == 0  # idle: goes
+    assert run(scaler, [(20, False, True)] * DOWN)[-1] == 0  # idle: goes
 
 
 def test_hold_doubles_each_time_the_count_fails_again():
@@ -85,11 +110,11 @@ def test_down_slowly_when_idle_and_back_if_it_cost():
         run(scaler, [(100 * (scaler.target + 1), True, False)])
         judged(scaler, 100 * (scaler.target + 1))
     assert scaler.target == 3
-    idle = run(scaler, [(300, False, True)] * Autoscaler.DOWN_WINDOWS)
-    assert idle == [3] * (Autoscaler.DOWN_WINDOWS - 1) + [2]  # after DOWN_WINDOWS, one fewer
+    idle = run(scaler, [(300, False, True)] * DOWN)
+    assert idle == [3] * (DOWN - 1) + [2]  # after DOWN_SECONDS, one fewer
     judged(scaler, 300, waited=False)  # the trainer did not wait: the removal is kept
     assert scaler.target == 2
-    run(scaler, [(300, False, True)] * Autoscaler.DOWN_WINDOWS)
+    run(scaler, [(300, False, True)] * DOWN)
     assert scaler.target == 1
     judged(scaler, 150, waited=True)  # waits, half the files/s: it comes back
     assert scaler.target == 2
@@ -97,9 +122,9 @@ def test_down_slowly_when_idle_and_back_if_it_cost():
 
 def test_idle_windows_must_be_in_a_row():
     scaler = Autoscaler(1, 4)
-    pattern = [(100, False, True)] * (Autoscaler.DOWN_WINDOWS - 1) + [(100, False, False)]
+    pattern = [(100, False, True)] * (DOWN - 1) + [(100, False, False)]
     assert set(run(scaler, pattern * 4)) == {1}
-    assert run(scaler, [(100, False, True)] * Autoscaler.DOWN_WINDOWS)[-1] == 1  # min_workers
+    assert run(scaler, [(100, False, True)] * DOWN)[-1] == 1  # min_workers
 
 
 def test_a_start_under_way_holds_and_measures_nothing():
