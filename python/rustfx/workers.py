@@ -172,9 +172,7 @@ class Ray:
         return ray.util.get_node_ip_address(), error
 
     def _room(self, unplaced):
-        import ray
-
-        free = ray.available_resources().get("CPU", 0)
+        free = _ray().available_resources().get("CPU", 0)
         return max(0, int(free // self.cpus_per_worker + 1e-9) - unplaced)
 
     def _spawn(self, dispatcher_address, number):
@@ -295,16 +293,12 @@ class _RayWorker:
         self.activated, self.pid, self.node, self._serving, self._why = False, None, None, False, ""
 
     def _done(self, ref):
-        import ray
-
-        return bool(ray.wait([ref], timeout=0)[0])
+        return bool(_ray().wait([ref], timeout=0)[0])
 
     def placed(self):
         if self.pid is None and self._done(self.info_ref):
             try:
-                import ray
-
-                self.node, self.pid = ray.get(self.info_ref)
+                self.node, self.pid = _ray().get(self.info_ref)
             except Exception as error:  # noqa: BLE001 - a dead actor: dead() says so
                 self._why = str(error)
                 return True
@@ -316,10 +310,8 @@ class _RayWorker:
 
     def serving(self):
         if not self._serving and self.serve_ref is not None and self._done(self.serve_ref):
-            import ray
-
             try:
-                ray.get(self.serve_ref)
+                _ray().get(self.serve_ref)
                 self._serving = True
             except Exception as error:  # noqa: BLE001
                 self._why = str(error)
@@ -332,9 +324,14 @@ class _RayWorker:
         return self._why[-400:]
 
     def stop(self):
-        import ray
+        _ray().kill(self.actor, no_restart=True)
 
-        ray.kill(self.actor, no_restart=True)
+
+def _ray():
+    """Ray, imported where used: rustfx.workers loads without it (rustfx[ray])."""
+    import ray
+
+    return ray
 
 
 # -- the pool: the workers of one Offload -------------------------------------
