@@ -66,6 +66,9 @@ NODES, NODE_CPUS = 3, 2
 PERIOD_US = 100_000
 WARM_SECONDS = 30.0
 TIMED_EPOCHS = 3
+VERBOSE = False  # --verbose: each timed epoch's report
+EPOCH_KEYS = ("seconds", "local", "remote", "dropped_duplicates", "waits", "stalls",
+              "remote_first", "windows", "workers_mean", "remote_error")
 
 
 def hold(share, cpu):
@@ -139,7 +142,11 @@ def timed(batches, pipe, step):
         local = trained(pipe.dataset(), step)
         rates.append(trained(batches, step))
         ratios.append(rates[-1] / local)
-        workers.append((getattr(batches, "report", None) or {}).get("workers_mean", 0.0))
+        report = getattr(batches, "report", None) or {}
+        workers.append(report.get("workers_mean", 0.0))
+        if VERBOSE and report:
+            print(f"    epoch: local {local:,.0f}, offload {rates[-1]:,.0f} files/s; "
+                  + ", ".join(f"{key} {report.get(key)}" for key in EPOCH_KEYS), flush=True)
     return median(rates), median(ratios), sum(workers) / len(workers)
 
 
@@ -250,7 +257,10 @@ def main():
     parser.add_argument("--epoch-seconds", type=float, default=10.0,
                         help="an epoch's length for the local pipeline alone")
     parser.add_argument("--workloads", default="pe,text")
+    parser.add_argument("--verbose", action="store_true", help="each timed epoch's report")
     args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
     steps_ms = [int(s) for s in args.steps_ms.split(",")]
 
     held = quotas_work()

@@ -39,15 +39,20 @@ class Governor:
         over 50 us, rustfx.pipeline.NOT_INPUT_BOUND_SECONDS; two waits
         close the first window early); a local window in which it never
         waited stays local;
-      - how much: hill climbing on the measured files/s (a running mean
-        of each arm's windows). Now and then a window runs a neighbouring
-        arm (the one on each side in turn): after PROBE_FIRST windows,
-        then twice as long each time the probe loses (up to PROBE_MOST).
-        A probe that wins by GAIN is kept, and the next arm that way is
-        tried at once. Ties go to the local side: the local sweep alone
-        is left only for 5% more (LEAVE_LOCAL; Cachew's rule of thumb:
-        keep a worker while it helps by 7%). So with a cheap FX, whose
-        workers cost the trainer more than they save, they stay idle;
+      - how much: hill climbing on the measured files/s. An arm's rate
+        is its files over its seconds summed over its latest windows,
+        RATE_SECONDS of them, never one window's: a window holds a few
+        batches, whose files' sizes (and this machine kind's speed) move
+        its rate by more than an arm's gain. Now and then the next
+        windows run a neighbouring arm (the one on each side in turn), a
+        probe of PROBE_SECONDS (its own windows only: the arm's older
+        ones are stale): after PROBE_FIRST windows, then twice as long
+        each time the probe loses (up to PROBE_MOST). A probe that wins
+        by GAIN is kept, and the next arm that way is tried at once. Ties
+        go to the local side: the local sweep alone is left only for 5%
+        more (LEAVE_LOCAL; Cachew's rule of thumb: keep a worker while it
+        helps by 7%). So with a cheap FX, whose workers cost the trainer
+        more than they save, they stay idle;
       - epochs: what was learned (each arm's rate, the arm) is kept from
         epoch to epoch; a new epoch starts on the arm the last ended on.
     remote="always" keeps the cap at 1, remote="only" at 0, a number at
@@ -61,8 +66,9 @@ class Governor:
     UNCAPPED = 1    # cap 1: both sides as fast as they come
     FIXED = {"always": 1.0, "only": 0.0}
     PROBE_FIRST, PROBE_MOST = 4, 64
-    GAIN, LEAVE_LOCAL = 1.02, 1.05
+    GAIN, LEAVE_LOCAL = 1.05, 1.05
     WINDOW_SECONDS = 0.25
+    RATE_SECONDS, PROBE_SECONDS = 2.0, 1.0
 
     def __init__(self, policy, window, now=None):
         self.window = max(1, window)
@@ -70,6 +76,8 @@ class Governor:
         self.fixed = self.FIXED.get(policy, None if isinstance(policy, str) else float(policy))
         self.arm, self.stalled_window = self.LOCAL_ONLY, False
         self.rates = [None] * len(self.ARMS)
+        self.recent = [[] for _ in self.ARMS]  # each arm's latest windows: (files, s)
+        self.probe_windows = []                 # the running probe's
         self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
         self.probe_from, self.step = None, 1
         self.workers_gone = False
@@ -139,9 +147,12 @@ class Governor:
         workers' arms' rates are stale and forgotten; with `more`, a
         governor on the local sweep only tries them in the next window."""
         self.rates[self.LOCAL_ONLY + 1:] = [None] * (len(self.ARMS) - 1)
+        for windows in self.recent[self.LOCAL_ONLY + 1:]:
+            windows.clear()
         if more and self.fixed is None and self.arm == self.LOCAL_ONLY \
                 and self.probe_from is None:
             self.probe_from, self.arm = self.LOCAL_ONLY, self.UNCAPPED
+            self.probe_windows = []
 
     def new_epoch(self, now):
         """A new epoch starts on the arm the last ended on (its rates kept,
@@ -163,14 +174,14 @@ class Governor:
             return
         seconds = now - self.since
         if seconds > 0 and self.files and not stalled:  # a clock that did not move says nothing
-            rate = self.files / seconds
-            old = self.rates[self.arm]
-            self.rates[self.arm] = rate if old is None else 0.5 * (old + rate)
+            self._record(self.files, seconds)
         waited = self.waited
         self._reset(now)
         if instead is not None:
             self.arm, self.probe_from = instead, None
-        elif self.probe_from is not None:  # the probe window is measured
+        elif self.probe_from is not None:
+            if sum(s for _, s in self.probe_windows) < self.PROBE_SECONDS:
+                return  # the probe goes on
             origin, self.probe_from = self.probe_from, None
             if self._wins(self.arm, origin):  # kept; the next arm that way at once
                 self.interval = self.until_probe = self.PROBE_FIRST
@@ -196,3 +207,16 @@ class Governor:
             self.step = -self.step
             target = self.arm + self.step
         self.probe_from, self.arm = self.arm, target
+        self.probe_windows = []
+        self.recent[target].clear()  # its rate: this probe's
+
+    def _record(self, files, seconds):
+        """A window of the arm: its rate is over its latest RATE_SECONDS
+        of windows (a probe's: over the probe's)."""
+        if self.probe_from is not None:
+            self.probe_windows.append((files, seconds))
+        windows = self.recent[self.arm]
+        windows.append((files, seconds))
+        while len(windows) > 1 and sum(s for _, s in windows[1:]) >= self.RATE_SECONDS:
+            windows.pop(0)
+        self.rates[self.arm] = sum(f for f, _ in windows) / sum(s for _, s in windows)

@@ -50,7 +50,12 @@ def tasks_after_epoch(after):
 
 
 def started_since(before):
-    """Python threads started since `before` (a set of threads) and alive."""
+    """Python threads started since `before` (a set of threads) and alive,
+    once an epoch's retiring thread (which drops its local iterator while
+    the next epoch runs, rustfx.offload._retire) had 15 s to end."""
+    for thread in threading.enumerate():
+        if thread.name == "rustfx-offload-retire":
+            thread.join(15.0)
     return [t for t in threading.enumerate() if t not in before]
 
 
