@@ -209,7 +209,7 @@ def epoch_of(files, fx, seconds):
     return paths, rate
 
 
-def table(title, files, fx, steps_ms, max_workers, hold_setup, seconds):
+def table(title, files, fx, steps_ms, max_workers, hold_setup, seconds, fixed=None):
     paths, rate = epoch_of(files, fx, seconds)
     print(f"\n{title}: {len(paths)} files an epoch ({len(files)} distinct; the local "
           f"pipeline alone at {rate:,.0f} files/s), batches of {BATCH}")
@@ -225,7 +225,7 @@ def table(title, files, fx, steps_ms, max_workers, hold_setup, seconds):
         trained(pipe.dataset(), step)  # warm
         rows = [Row("local", timed(pipe.dataset(), pipe, step))]  # the pairs' noise
         print(rows[0], flush=True)
-        for k in range(1, max_workers + 1):
+        for k in fixed or range(1, max_workers + 1):
             launcher = rustfx.workers.Ray(max_workers=k, min_workers=k, cpus_per_worker=1,
                                           setup=hold_setup)
             rows.append(offloaded(f"fixed {k}", pipe, step, launcher, want=k))
@@ -258,10 +258,13 @@ def main():
                         help="an epoch's length for the local pipeline alone")
     parser.add_argument("--workloads", default="pe,text")
     parser.add_argument("--verbose", action="store_true", help="each timed epoch's report")
+    parser.add_argument("--fixed", help="the fixed counts to run, e.g. 3 or 2,4 "
+                        "(default: 1 to --max-workers)")
     args = parser.parse_args()
     global VERBOSE
     VERBOSE = args.verbose
     steps_ms = [int(s) for s in args.steps_ms.split(",")]
+    fixed = [int(k) for k in args.fixed.split(",")] if args.fixed else None
 
     held = quotas_work()
     share = args.worker_cpu if held else None
@@ -296,10 +299,10 @@ def main():
             if not large:
                 print(f"(no PE file of {args.pe_min_kb} kB or more: all sizes)")
             table("EMBER2024 vectors of PE files", large or pe, ember, steps_ms,
-                  args.max_workers, hold_setup, args.epoch_seconds)
+                  args.max_workers, hold_setup, args.epoch_seconds, fixed)
         if "text" in args.workloads:
             table("Hashed word 1-2-grams of text", text_files(100_000), ngrams, steps_ms,
-                  args.max_workers, hold_setup, args.epoch_seconds)
+                  args.max_workers, hold_setup, args.epoch_seconds, fixed)
     finally:
         ray.shutdown()
         cluster.shutdown()

@@ -47,7 +47,9 @@ class Governor:
         windows run a neighbouring arm (the one on each side in turn), a
         probe of PROBE_SECONDS (its own windows only: the arm's older
         ones are stale): after PROBE_FIRST windows, then twice as long
-        each time the probe loses (up to PROBE_MOST). A probe that wins
+        each time the probe loses (up to PROBE_MOST windows, and at most
+        PROBE_MOST_SECONDS of them: slow windows, 8 batches at a few
+        seconds each, had kept a wrong arm for minutes). A probe that wins
         by GAIN is kept, and the next arm that way is tried at once. Ties
         go to the local side: the local sweep alone is left only for 5%
         more (LEAVE_LOCAL; Cachew's rule of thumb: keep a worker while it
@@ -66,6 +68,7 @@ class Governor:
     UNCAPPED = 1    # cap 1: both sides as fast as they come
     FIXED = {"always": 1.0, "only": 0.0}
     PROBE_FIRST, PROBE_MOST = 4, 64
+    PROBE_MOST_SECONDS = 10.0
     GAIN, LEAVE_LOCAL = 1.05, 1.05
     WINDOW_SECONDS = 0.25
     RATE_SECONDS, PROBE_SECONDS = 2.0, 1.0
@@ -78,6 +81,7 @@ class Governor:
         self.rates = [None] * len(self.ARMS)
         self.recent = [[] for _ in self.ARMS]  # each arm's latest windows: (files, s)
         self.probe_windows = []                 # the running probe's
+        self.since_probe = 0.0                  # seconds of windows since the last
         self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
         self.probe_from, self.step = None, 1
         self.workers_gone = False
@@ -190,12 +194,14 @@ class Governor:
                 self.arm, self.step = origin, -self.step
                 self.interval = min(self.PROBE_MOST, self.interval * 2)
                 self.until_probe = self.interval
+                self.since_probe = 0.0
         elif self.arm == self.LOCAL_ONLY and not waited:
             pass  # the trainer never waited: nothing to gain
         else:
             self.until_probe -= 1
+            self.since_probe += seconds
             untried = self.arm == self.LOCAL_ONLY and self.rates[self.UNCAPPED] is None
-            if self.until_probe <= 0 or untried:
+            if self.until_probe <= 0 or untried or self.since_probe >= self.PROBE_MOST_SECONDS:
                 self._probe()
 
     def _probe(self):
@@ -207,7 +213,7 @@ class Governor:
             self.step = -self.step
             target = self.arm + self.step
         self.probe_from, self.arm = self.arm, target
-        self.probe_windows = []
+        self.probe_windows, self.since_probe = [], 0.0
         self.recent[target].clear()  # its rate: this probe's
 
     def _record(self, files, seconds):

@@ -220,6 +220,21 @@ def test_the_governor_keeps_its_files_per_second_through_noisy_windows(best):
     assert got >= 0.8 * ideal, got / ideal
 
 
+def test_the_governor_probes_at_least_every_10_seconds_of_slow_windows():
+    # Arms all alike: every probe loses and the interval doubles to 64
+    # windows; at 2 s a window that was 2 minutes on one arm, right or wrong.
+    from rustfx.offload_governor import Governor
+    governor, now, probes, last = Governor("when_waiting", window=1, now=0.0), 0.0, [], None
+    for _ in range(400):
+        now += 2.0
+        governor.batch(1, True, now)
+        if governor.probe_from is not None and last is None:
+            probes.append(now)
+        last = governor.probe_from
+    gaps = [b - a for a, b in zip(probes, probes[1:])]
+    assert len(probes) > 50 and max(gaps) <= Governor.PROBE_MOST_SECONDS + 2 * 2.0, gaps
+
+
 def test_the_governor_stays_local_unless_the_workers_pay_5_percent():
     from rustfx.offload_governor import Governor
     runs = simulate(lambda cap: 1.0 if cap is None else 1.03)
