@@ -131,15 +131,16 @@ def median(values):
     return values[len(values) // 2]
 
 
-def timed(batches, pipe, step):
+def timed(batches, local_dataset, step):
     """TIMED_EPOCHS epochs of `batches`, each right after one of the local
-    pipeline `pipe` (this machine kind's speed moves by 1.5-2x from minute
+    pipeline's `local_dataset` (made once: a new dataset traces its FX
+    again, 4-5 s an epoch here; this machine kind's speed moves by 1.5-2x from minute
     to minute, so rows timed minutes apart compare nothing; a pair does):
     the median files/s, the median of the pairs' ratios to local, and the
     workers serving on average (the epochs' time-weighted means)."""
     rates, ratios, workers = [], [], []
     for _ in range(TIMED_EPOCHS):
-        local = trained(pipe.dataset(), step)
+        local = trained(local_dataset, step)
         rates.append(trained(batches, step))
         ratios.append(rates[-1] / local)
         report = getattr(batches, "report", None) or {}
@@ -173,7 +174,7 @@ class Row:
                 f"{self.mean:5.2f}  {reached}  {remote}")
 
 
-def offloaded(name, pipe, step, launcher, want=None):
+def offloaded(name, pipe, local_dataset, step, launcher, want=None):
     """The trainer's files/s on one epoch of `launcher`'s offload, timed
     once its workers are in place: for a fixed count, once `want` serve in
     an epoch (at most WARM_SECONDS of epochs: a cold worker imports
@@ -187,7 +188,7 @@ def offloaded(name, pipe, step, launcher, want=None):
         while time.perf_counter() - start < WARM_SECONDS and (
                 want is None or off.report.get("workers_max", 0) < want):
             trained(off, step)
-        timing = timed(off, pipe, step)
+        timing = timed(off, local_dataset, step)
     remove_groups()
     return Row(name, timing, first, first_report)
 
@@ -198,8 +199,9 @@ def epoch_of(files, fx, seconds):
     enough for workers to start and the autoscaler to act in it."""
     probe = (files * (-(-256 // len(files))))[:max(256, len(files))]
     pipe = pipeline.from_files(probe, fx, batch_size=BATCH)
-    trained(pipe.dataset(), 0)  # traced, files read once
-    rate = trained(pipe.dataset(), 0)
+    dataset = pipe.dataset()
+    trained(dataset, 0)  # traced, files read once
+    rate = trained(dataset, 0)
     n = max(BATCH, int(rate * seconds))
     paths = (files * (-(-n // len(files))))[:n]
     # Sizes mixed along the list: the workers take it from the front and
@@ -222,17 +224,18 @@ def table(title, files, fx, steps_ms, max_workers, hold_setup, seconds, fixed=No
         pipe = pipeline.from_files(paths[:count], fx, batch_size=BATCH)
         print(f"\n step {step_ms} ms   files/s  x local  1st epoch  workers  "
               f"in the 1st epoch: most reached at (s), 1st remote batch at (s)")
-        trained(pipe.dataset(), step)  # warm
-        rows = [Row("local", timed(pipe.dataset(), pipe, step))]  # the pairs' noise
+        local_dataset = pipe.dataset()  # one, as a training loop keeps it
+        trained(local_dataset, step)  # warm: traced
+        rows = [Row("local", timed(local_dataset, local_dataset, step))]  # the pairs' noise
         print(rows[0], flush=True)
         for k in fixed or range(1, max_workers + 1):
             launcher = rustfx.workers.Ray(max_workers=k, min_workers=k, cpus_per_worker=1,
                                           setup=hold_setup)
-            rows.append(offloaded(f"fixed {k}", pipe, step, launcher, want=k))
+            rows.append(offloaded(f"fixed {k}", pipe, local_dataset, step, launcher, want=k))
             print(rows[-1], flush=True)
         launcher = rustfx.workers.Ray(max_workers=max_workers, cpus_per_worker=1,
                                       setup=hold_setup)
-        auto = offloaded("auto", pipe, step, launcher)
+        auto = offloaded("auto", pipe, local_dataset, step, launcher)
         print(auto, flush=True)
         best = max(rows, key=lambda r: r.ratio)
         best_count = 0 if best.name == "local" else int(best.name.split()[1])

@@ -43,7 +43,7 @@ class Autoscaler:
     rules are tested with made-up windows (tests/python/test_offload_autoscaler.py)."""
 
     GAIN = 1.05
-    SETTLE_SECONDS, MEASURE_SECONDS = 0.5, 3.0
+    SETTLE_SECONDS, MEASURE_SECONDS = 0.25, 2.0
     DOWN_SECONDS = 5.0
     HOLD_FIRST, HOLD_MOST = 10.0, 160.0
 
