@@ -133,8 +133,8 @@ def median(values):
 
 def timed(batches, local_dataset, step):
     """TIMED_EPOCHS epochs of `batches`, each right after one of the local
-    pipeline's `local_dataset` (made once: a new dataset traces its FX
-    again, 4-5 s an epoch here; this machine kind's speed moves by 1.5-2x from minute
+    pipeline's `local_dataset` (made once, as a training loop keeps it;
+    this machine kind's speed moves by 1.5-2x from minute
     to minute, so rows timed minutes apart compare nothing; a pair does):
     the median files/s, the median of the pairs' ratios to local, and the
     workers serving on average (the epochs' time-weighted means)."""
