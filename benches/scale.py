@@ -46,6 +46,7 @@ import datetime
 import functools
 import os
 import random
+import statistics
 import sys
 import time
 
@@ -126,11 +127,6 @@ def trained(batches, step):
     return files / (time.perf_counter() - start)
 
 
-def median(values):
-    values = sorted(values)
-    return values[len(values) // 2]
-
-
 def timed(batches, local_dataset, step):
     """TIMED_EPOCHS epochs of `batches`, each right after one of the local
     pipeline's `local_dataset` (made once, as a training loop keeps it;
@@ -148,7 +144,8 @@ def timed(batches, local_dataset, step):
         if VERBOSE and report:
             print(f"    epoch: local {local:,.0f}, offload {rates[-1]:,.0f} files/s; "
                   + ", ".join(f"{key} {report.get(key)}" for key in EPOCH_KEYS), flush=True)
-    return median(rates), median(ratios), sum(workers) / len(workers)
+    return (statistics.median_high(rates), statistics.median_high(ratios),
+            sum(workers) / len(workers))
 
 
 class Row:

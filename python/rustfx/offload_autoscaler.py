@@ -4,6 +4,9 @@ autoscaler. Its rules are written here only, in `Autoscaler`'s doc
 "Launchers", says how it fits)."""
 
 
+from rustfx.offload_governor import Windows
+
+
 class Autoscaler:
     """The worker count, decided at each governor window (rustfx.offload's
     Governor; a window is at least `patience` batches and 0.25 s) from
@@ -54,7 +57,7 @@ class Autoscaler:
         self.min_workers, self.max_workers = int(min_workers), int(max_workers)
         self.target = self.min_workers if self.min_workers < self.max_workers else self.max_workers
         self.rates = {}       # count -> its files/s over its last MEASURE_SECONDS
-        self.recent = []      # the windows at the count since it was measured: (files, s)
+        self.recent = Windows(self.MEASURE_SECONDS)  # the count's latest windows
         self.trial = None     # a change being judged: _Trial
         self.idle_seconds = 0.0
         self.seconds = 0.0    # of all windows: the holds' clock
@@ -104,16 +107,13 @@ class Autoscaler:
     def _measure(self, files, seconds):
         """The count's rate: over its latest windows once they cover
         MEASURE_SECONDS (till then, what its trial measured)."""
-        self.recent.append((files, seconds))
-        while len(self.recent) > 1 and \
-                sum(s for _, s in self.recent[1:]) >= self.MEASURE_SECONDS:
-            self.recent.pop(0)
-        covered = sum(s for _, s in self.recent)
-        if covered >= self.MEASURE_SECONDS or self.target not in self.rates:
-            self.rates[self.target] = _rate(self.recent)
+        self.recent.add(files, seconds)
+        if self.recent.seconds >= self.MEASURE_SECONDS or self.target not in self.rates:
+            self.rates[self.target] = self.recent.rate
 
     def _set(self, target):
-        self.target, self.trial, self.recent = target, None, []
+        self.target, self.trial = target, None
+        self.recent.clear()
 
     def _change(self, step):
         first = step > 0 and not self.added
@@ -128,11 +128,11 @@ class Autoscaler:
         if trial.settled < self.SETTLE_SECONDS:
             trial.settled += seconds
             return
-        trial.windows.append((files, seconds))
+        trial.windows.add(files, seconds)
         trial.waited |= bool(waited)
-        if sum(s for _, s in trial.windows) < self.MEASURE_SECONDS:
+        if trial.windows.seconds < self.MEASURE_SECONDS:
             return
-        after = _rate(trial.windows)
+        after = trial.windows.rate
         self.trial = None
         self.rates[self.target] = after
         if trial.before is None:
@@ -147,16 +147,10 @@ class Autoscaler:
             self._set(self.target + 1)
 
 
-def _rate(windows):
-    """Files/s over `windows` [(files, seconds)]."""
-    seconds = sum(s for _, s in windows)
-    return sum(f for f, _ in windows) / seconds if seconds > 0 else 0.0
-
-
 class _Trial:
     """A count change being judged: its direction, the files/s before, and
     the windows since (SETTLE_SECONDS of them skipped)."""
 
     def __init__(self, step, before):
         self.step, self.before = step, before
-        self.settled, self.windows, self.waited = 0.0, [], False
+        self.settled, self.windows, self.waited = 0.0, Windows(), False

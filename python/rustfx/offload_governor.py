@@ -19,6 +19,36 @@ def check_policy(policy):
                          f"got {policy!r}")
 
 
+class Windows:
+    """Windows' files and seconds, and their files/s: files over seconds
+    summed, never a mean of the windows' own rates (a window holds a few
+    batches, whose files' sizes swing its rate). With `keep`, only the
+    latest windows that cover at least `keep` seconds are kept. The
+    governor's arms and the autoscaler's counts both measure so."""
+
+    def __init__(self, keep=None):
+        self.keep, self.items = keep, []
+
+    def add(self, files, seconds):
+        self.items.append((files, seconds))
+        if self.keep is not None:
+            while len(self.items) > 1 and \
+                    sum(s for _, s in self.items[1:]) >= self.keep:
+                self.items.pop(0)
+
+    def clear(self):
+        self.items.clear()
+
+    @property
+    def seconds(self):
+        return sum(s for _, s in self.items)
+
+    @property
+    def rate(self):
+        seconds = self.seconds
+        return sum(f for f, _ in self.items) / seconds if seconds > 0 else 0.0
+
+
 class Governor:
     """Where the trainer's batches come from, decided window by window (a
     window: at least `window` batches, offload's `patience`, and
@@ -79,8 +109,8 @@ class Governor:
         self.fixed = self.FIXED.get(policy, None if isinstance(policy, str) else float(policy))
         self.arm, self.stalled_window = self.LOCAL_ONLY, False
         self.rates = [None] * len(self.ARMS)
-        self.recent = [[] for _ in self.ARMS]  # each arm's latest windows: (files, s)
-        self.probe_windows = []                 # the running probe's
+        self.recent = [Windows(self.RATE_SECONDS) for _ in self.ARMS]  # each arm's latest
+        self.probe_windows = Windows()          # the running probe's
         self.since_probe = 0.0                  # seconds of windows since the last
         self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
         self.probe_from, self.step = None, 1
@@ -156,7 +186,7 @@ class Governor:
         if more and self.fixed is None and self.arm == self.LOCAL_ONLY \
                 and self.probe_from is None:
             self.probe_from, self.arm = self.LOCAL_ONLY, self.UNCAPPED
-            self.probe_windows = []
+            self.probe_windows.clear()
 
     def new_epoch(self, now):
         """A new epoch starts on the arm the last ended on (its rates kept,
@@ -184,7 +214,7 @@ class Governor:
         if instead is not None:
             self.arm, self.probe_from = instead, None
         elif self.probe_from is not None:
-            if sum(s for _, s in self.probe_windows) < self.PROBE_SECONDS:
+            if self.probe_windows.seconds < self.PROBE_SECONDS:
                 return  # the probe goes on
             origin, self.probe_from = self.probe_from, None
             if self._wins(self.arm, origin):  # kept; the next arm that way at once
@@ -213,16 +243,14 @@ class Governor:
             self.step = -self.step
             target = self.arm + self.step
         self.probe_from, self.arm = self.arm, target
-        self.probe_windows, self.since_probe = [], 0.0
+        self.probe_windows.clear()
+        self.since_probe = 0.0
         self.recent[target].clear()  # its rate: this probe's
 
     def _record(self, files, seconds):
         """A window of the arm: its rate is over its latest RATE_SECONDS
         of windows (a probe's: over the probe's)."""
         if self.probe_from is not None:
-            self.probe_windows.append((files, seconds))
-        windows = self.recent[self.arm]
-        windows.append((files, seconds))
-        while len(windows) > 1 and sum(s for _, s in windows[1:]) >= self.RATE_SECONDS:
-            windows.pop(0)
-        self.rates[self.arm] = sum(f for f, _ in windows) / sum(s for _, s in windows)
+            self.probe_windows.add(files, seconds)
+        self.recent[self.arm].add(files, seconds)
+        self.rates[self.arm] = self.recent[self.arm].rate
