@@ -10,7 +10,7 @@ CORE_LIB := python/rustfx_core/_rustfx_core.so
 TF_ENV := PYTHON="$(CURDIR)/$(VPY)"
 
 .PHONY: toolchain-aarch64 features-aarch64 sensor-aarch64 test-aarch64 test-aarch64-core aarch64-builds aarch64-cell wheel-aarch64
-.PHONY: test-matrix matrix all setup build demo test test-rust test-python lint bench bench-arrow bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-scale bench-cache bench-cache-first-epoch soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
+.PHONY: test-matrix matrix all setup build demo test disk-room test-rust test-python lint bench bench-arrow bench-pipeline bench-records bench-corpus bench-malconv2 bench-sensor bench-stall bench-scale bench-cache bench-cache-first-epoch soak serving-lib serving-host fuzz clean predict test-predict sensor test-sensor pe-corpus wheel chromium
 
 all: build
 
@@ -134,7 +134,14 @@ test-python: build predict sensor wheel chromium
 # test_readme.py) runs every line that names $(MAKE), and this one would
 # run the tests.
 AARCH64_CELL ?= $(if $(filter 0,$(shell id -u)),yes,no)
-test: test-rust test-predict test-sensor build predict sensor wheel chromium
+# A full run writes about 17 GB (measured: target/ 11 GB, .venv 3.2 GB, the
+# wheel test's venv and Ray's logs under /tmp); a disk that fills midway
+# fails tests far from the cause (a CI run: "No space left on device" in
+# pip and cargo at once), so a short disk is said first.
+TEST_DISK_GB ?= 20
+disk-room:
+	@for d in . $${TMPDIR:-/tmp}; do 	  free=$$(df -Pk "$$d" | awk 'NR==2 {print int($$4 / 1048576)}'); 	  [ "$$free" -ge $(TEST_DISK_GB) ] || echo "make test: WARNING: $$free GB free under $$d;" 	    "a full run writes about 17 GB (TEST_DISK_GB=$(TEST_DISK_GB))"; done
+test: disk-room test-rust test-predict test-sensor build predict sensor wheel chromium
 	@mkdir -p target/aarch64 target/matrix
 	builds=; if [ "$(AARCH64_CELL)" = yes ]; then \
 	  nice -n 19 make --no-print-directory aarch64-builds > target/aarch64/builds.log 2>&1 & \

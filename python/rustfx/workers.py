@@ -63,6 +63,10 @@ HEARTBEAT_MS = 500
 # How long the dispatcher keeps a silent worker: a dead one's tasks go
 # nowhere meanwhile (FIELD_NOTES: TF 2.21 keeps handing them out).
 WORKER_TIMEOUT_MS = 3000
+# How long close waits for its stopped workers to be gone: ray.kill only
+# asks, and an actor asked at once after it could still answer (a CI run
+# under load saw one answer after close had returned).
+STOP_SECONDS = 15.0
 
 
 def _pickled(setup):
@@ -247,6 +251,9 @@ class _LocalWorker:
             except OSError:
                 pass
 
+    def gone(self, timeout):
+        return True  # stop() waited for the process
+
 
 class _RayWorkerActor:
     """A Ray actor holding one tf.data service worker (made a Ray actor
@@ -325,6 +332,11 @@ class _RayWorker:
 
     def stop(self):
         _ray().kill(self.actor, no_restart=True)
+
+    def gone(self, timeout):
+        """Whether the actor is gone within `timeout` s: `live` resolves
+        (with RayActorError) only once its process has died."""
+        return bool(_ray().wait([self.life], timeout=timeout)[0])
 
 
 def _ray():
@@ -500,10 +512,20 @@ class _Pool:
 
     @staticmethod
     def _stop_all(handles, launcher):
+        """Stops every worker, then waits (STOP_SECONDS in all) until each
+        is gone: when close returns, none runs."""
+        deadline = time.monotonic() + STOP_SECONDS
+        stopped = []
         for handle in list(handles):
             try:
                 handle.stop()
+                stopped.append(handle)
             except Exception:  # noqa: BLE001 - at exit, Ray may be gone already
+                pass
+        for handle in stopped:
+            try:
+                handle.gone(max(0.0, deadline - time.monotonic()))
+            except Exception:  # noqa: BLE001
                 pass
         handles.clear()
         launcher._closed()
