@@ -281,6 +281,14 @@ class Offload:
         if pool is not None:
             pool.epoch(True)  # ended by end()
         remaining, credit = n, 0.0  # credit: local batches the cap allows now
+        window_began = start  # the running governor window's start
+
+        def ramp():
+            """The running window began before the workers' first batch
+            of the epoch (within RAMP_SECONDS of its start: workers that
+            give nothing for longer are measured as they are)."""
+            first, began = report["remote_first"], window_began - start
+            return began < RAMP_SECONDS and (first is None or first > began)
 
         def end():
             """The epoch is over: its remote thread ends and is joined (see
@@ -352,13 +360,15 @@ class Offload:
                 now = time.perf_counter()
                 report["seconds"] = now - start
                 cap = governor.local_cap
-                if governor.batch(len(indices), waited, now):
+                if governor.batch(len(indices), waited, now, ramp=ramp()):
                     name = Governor.name(cap)
                     report["windows"][name] = report["windows"].get(name, 0) + 1
                     report["local_cap"] = governor.local_cap
                     if pool is not None:  # the worker count, from the same window
-                        pool.window(governor, idle=cap is None or state.queue.full())
+                        pool.window(governor, idle=cap is None or state.queue.full(),
+                                    ramp=cap is not None and ramp())
                         report.update(pool.summary(start))
+                    window_began = now
                     (state.allowed.clear if governor.local_cap is None else state.allowed.set)()
                 if remaining == 0:
                     # Ended before the last batch is yielded, so a consumer
@@ -476,6 +486,9 @@ class _EpochState:
 
 
 JOIN_SECONDS = 10.0
+# The longest an epoch's ramp (its start, before the workers' first batch)
+# is kept out of the governor's and the autoscaler's figures.
+RAMP_SECONDS = 5.0
 
 
 def _retire(holder):

@@ -41,6 +41,11 @@ class Autoscaler:
       - a start or stop under way (`ready` != the target: a worker still
         importing TensorFlow, or a dead one being replaced) holds the count
         and measures nothing.
+      - nor does an epoch's ramp (`ramp`: a window begun before the
+        workers' first batch of the epoch): each epoch's job reaches the
+        workers 0.75-1.4 s after it starts (bench-scale), whatever their
+        count, and a 2 s trial that held a ramp read as no gain (a run
+        stayed at 1 worker where 2-4 gave 2x).
     min_workers == max_workers: a fixed count, no rule runs.
     The clock is the windows' seconds; nothing here reads time, so the
     rules are tested with made-up windows (tests/python/test_offload_autoscaler.py)."""
@@ -77,11 +82,12 @@ class Autoscaler:
         length = self.HOLD_FIRST if not length else min(self.HOLD_MOST, 2 * length)
         self.holds[count] = (self.seconds + length, length)
 
-    def window(self, files, seconds, waited, idle, ready, most=None):
+    def window(self, files, seconds, waited, idle, ready, most=None, ramp=False):
         """A governor window closed (`files` delivered in `seconds`);
         returns the target worker count. `ready`: workers serving now;
         `most`: how many could serve at most now (the cluster's free CPUs;
-        None: max_workers)."""
+        None: max_workers); `ramp`: the window began before the epoch's
+        first batch from the workers."""
         seconds = max(0.0, seconds)
         self.seconds += seconds
         if self.fixed:
@@ -89,8 +95,8 @@ class Autoscaler:
         if most is not None and self.target > max(most, self.min_workers) and ready < self.target:
             # The cluster lost room (a node gone): what it can hold now.
             self._set(max(most, self.min_workers))
-        if ready != self.target:
-            return self.target  # a start or stop under way: hold, measure nothing
+        if ready != self.target or (ramp and ready):
+            return self.target  # a start, a stop or a job under way: hold, measure nothing
         if self.trial is not None:
             self._judge(files, seconds, waited)
             return self.target

@@ -87,6 +87,13 @@ class Governor:
         more than they save, they stay idle;
       - epochs: what was learned (each arm's rate, the arm) is kept from
         epoch to epoch; a new epoch starts on the arm the last ended on.
+        Its ramp (a window begun before the workers' first batch of the
+        epoch, `ramp` of `batch`) on a workers' arm is neither recorded
+        nor counted in a probe: each epoch's job reaches the workers
+        0.75-1.4 s after it starts (bench-scale), while the local side
+        runs uncapped, so every arm's ramp reads as the local sweep's
+        rate and a capped arm's probe there won by it (one slow worker
+        was held on cap 0.65 at 0.72x the local sweep alone);
     remote="always" keeps the cap at 1, remote="only" at 0, a number at
     that number (POLICIES, check_policy); a stall or the workers' end is
     handled as for those (`stalled`: the next window runs UNCAPPED;
@@ -133,6 +140,7 @@ class Governor:
 
     def _reset(self, now):
         self.files, self.batches, self.waited, self.since = 0, 0, 0, now
+        self.ramp = False
 
     def _wins(self, arm, over):
         """Whether `arm`'s rate beats `over`'s: by GAIN, and by LEAVE_LOCAL
@@ -148,12 +156,14 @@ class Governor:
             need = self.GAIN
         return a >= need * b
 
-    def batch(self, files, waited, now):
+    def batch(self, files, waited, now, ramp=False):
         """Counts a delivered batch; True when a window closed (the arm
-        may then have changed)."""
+        may then have changed). `ramp`: the window began before the
+        workers' first batch of the epoch."""
         self.files += files
         self.batches += 1
         self.waited += waited
+        self.ramp |= bool(ramp)
         # Two waits close a local window early while the workers are untried.
         early = (self.local_cap is None and self.rates[self.UNCAPPED] is None
                  and self.waited >= 2)
@@ -207,10 +217,13 @@ class Governor:
             self._reset(now)
             return
         seconds = now - self.since
-        if seconds > 0 and self.files and not stalled:  # a clock that did not move says nothing
-            self._record(self.files, seconds)
+        ramp = self.ramp and self.arm != self.LOCAL_ONLY and instead is None
+        if seconds > 0 and self.files and not stalled and not ramp:
+            self._record(self.files, seconds)  # a clock that did not move says nothing
         waited = self.waited
         self._reset(now)
+        if ramp:
+            return  # the job's start, not the arm's rate: the probe or the arm goes on
         if instead is not None:
             self.arm, self.probe_from = instead, None
         elif self.probe_from is not None:

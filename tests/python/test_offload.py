@@ -235,6 +235,33 @@ def test_the_governor_probes_at_least_every_10_seconds_of_slow_windows():
     assert len(probes) > 50 and max(gaps) <= Governor.PROBE_MOST_SECONDS + 2 * 2.0, gaps
 
 
+def test_the_governor_leaves_an_epochs_ramp_out():
+    # An epoch's first windows, before the workers' first batch, run at the
+    # local sweep's rate whatever the arm (its cap waits for no worker yet):
+    # on a workers' arm they are not its rate, and a probe there won on them.
+    from rustfx.offload_governor import Governor
+
+    def governor_on_a_probe():
+        governor, now = Governor("when_waiting", window=1, now=0.0), 0.0
+        while governor.probe_from is None:
+            now += 0.3
+            governor.batch(10, True, now)
+        return governor, now
+
+    governor, now = governor_on_a_probe()
+    arm, origin, rate = governor.arm, governor.probe_from, governor.rates[governor.arm]
+    for _ in range(20):  # ramp windows at 3x: nothing recorded, the probe goes on
+        now += 0.3
+        governor.batch(30, True, now, ramp=True)
+    assert (governor.arm, governor.probe_from, governor.rates[arm]) == (arm, origin, rate)
+    for windows in range(1, 10):  # the same windows as the arm's own: the probe ends
+        now += 0.3
+        governor.batch(30, True, now)
+        if (governor.arm, governor.probe_from) != (arm, origin):
+            break
+    assert windows <= 4 and governor.rates[arm] == pytest.approx(100), governor.rates
+
+
 def test_the_governor_stays_local_unless_the_workers_pay_5_percent():
     from rustfx.offload_governor import Governor
     runs = simulate(lambda cap: 1.0 if cap is None else 1.03)

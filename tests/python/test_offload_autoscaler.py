@@ -136,6 +136,22 @@ def test_a_start_under_way_holds_and_measures_nothing():
     assert judged(scaler, 180)[-1] == 1 and scaler.trial is None
 
 
+def test_an_epochs_ramp_is_not_measured():
+    # Each epoch's first windows, before the workers' first batch, run at
+    # the local sweep's rate whatever the count: a trial that took them in
+    # read a second worker's 2x as nothing.
+    scaler = Autoscaler(0, 4)
+    run(scaler, [(100, True, False)] * (1 + TRIAL))  # the first worker, kept unjudged
+    assert run(scaler, [(100, True, False)]) == [2]  # the next tried at once
+    ramp = [scaler.window(100, SECOND, True, False, 2, ramp=True) for _ in range(TRIAL)]
+    assert ramp == [2] * TRIAL and scaler.trial is not None  # nothing judged
+    assert judged(scaler, 200)[-1] == 2  # judged on the steady windows: kept
+    # Without the ramp flag, the same windows make the trial fail.
+    other = Autoscaler(0, 4)
+    assert run(other, [(100, True, False)] * (2 + TRIAL))[-1] == 2
+    assert run(other, [(100, True, False)] * TRIAL + [(200, True, False)] * TRIAL)[-1] == 1
+
+
 def test_a_cluster_that_lost_room_lowers_the_target():
     scaler = Autoscaler(0, 4)
     for _ in range(3):
