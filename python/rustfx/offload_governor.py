@@ -188,11 +188,20 @@ class Governor:
 
     def workers_changed(self, more):
         """The count of workers serving changed (rustfx.workers): the
-        workers' arms' rates are stale and forgotten; with `more`, a
-        governor on the local sweep only tries them in the next window."""
+        workers' arms' rates are stale and forgotten, and the next probe
+        comes after PROBE_FIRST windows, towards a lower cap with `more`
+        (more of the batches can be theirs), a higher one with fewer (an
+        autoscaled run had sat on cap 1 through its count's changes, its
+        probes doubled apart, at 0.7x of a fixed count that found 0.8);
+        with `more`, a governor on the local sweep only tries them in the
+        next window."""
         self.rates[self.LOCAL_ONLY + 1:] = [None] * (len(self.ARMS) - 1)
         for windows in self.recent[self.LOCAL_ONLY + 1:]:
             windows.clear()
+        if self.fixed is None:
+            self.step = 1 if more else -1
+            self.interval = self.until_probe = self.PROBE_FIRST
+            self.since_probe = 0.0
         if more and self.fixed is None and self.arm == self.LOCAL_ONLY \
                 and self.probe_from is None:
             self.probe_from, self.arm = self.LOCAL_ONLY, self.UNCAPPED

@@ -189,3 +189,23 @@ def test_the_governor_tries_the_workers_again_when_more_serve():
     # Measured below the local rate, it goes back to the local sweep.
     governor.batch(10, False, 1.0)
     assert governor.local_cap is None and governor.last_window == (10, 1.0, 0)
+
+
+def test_the_governor_probes_soon_and_towards_the_workers_when_more_serve():
+    # Its probes had doubled apart (arms alike); more workers serve: the
+    # next probe comes within PROBE_FIRST windows, to a lower cap.
+    from rustfx.offload_governor import Governor
+
+    governor, now = Governor("when_waiting", window=1, now=0.0), 0.0
+    governor.arm = Governor.UNCAPPED
+    governor.interval = governor.until_probe = Governor.PROBE_MOST
+    governor.step = -1
+    governor.workers_changed(more=True)
+    for windows in range(1, Governor.PROBE_MOST):
+        now += 0.3
+        governor.batch(10, True, now)
+        if governor.probe_from is not None:
+            break
+    assert windows <= Governor.PROBE_FIRST and governor.local_cap == 0.8, windows
+    governor.workers_changed(more=False)  # fewer: the next probe, a higher cap
+    assert governor.step == -1 and governor.until_probe == Governor.PROBE_FIRST
