@@ -151,6 +151,17 @@ class Offload:
         self.close()
 
     @property
+    def workers_over_time(self):
+        """[(seconds since this Offload was made, workers serving)], one
+        entry per change, between epochs too (report["workers"] is one
+        epoch's); None unless it started its own (workers=)."""
+        if self._pool is None:
+            return None
+        with self._pool.lock:
+            timeline = list(self._pool.timeline)
+        return [(round(t - timeline[0][0], 3), c) for t, c in timeline]
+
+    @property
     def dispatcher_address(self):
         """HOST:PORT for `rustfx-worker --dispatcher`."""
         return self.dispatcher.split("://", 1)[-1]

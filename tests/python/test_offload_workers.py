@@ -101,6 +101,10 @@ def test_local_workers_epochs_exact_one_replaced_all_stopped_at_close(tmp_path):
             if off.report["remote"] > 0:
                 break
         assert off.report["remote"] > 0 and off.report["workers_replaced"] == 1, off.report
+        counts = [c for _, c in off.workers_over_time]  # the kill, over the whole run
+        assert counts[0] == 0 and counts[-1] == 1 and 0 in counts[1:], off.workers_over_time
+        times = [t for t, _ in off.workers_over_time]
+        assert times == sorted(times) and times[0] == 0.0
     assert wait_until(lambda: not any(alive(p) for p in pids), 10), "a worker outlived close()"
 
 
