@@ -53,7 +53,8 @@ reads the workers' job has its read cancelled and is joined
 how), and the local sweep, left mid-way, is dropped on a thread that ends
 once TF has deleted it (_retire: TF's delete waits for its calls under
 way, seconds the next epoch need not wait), so nothing is left behind
-epoch after epoch. An Offload runs one epoch at a time: a second
+epoch after epoch. (A read that outlives its cancel by JOIN_SECONDS is
+left with a warning; later epochs' jobs go on beside it: _why_no_job.) An Offload runs one epoch at a time: a second
 iteration while one runs raises RuntimeError.
 
 Rows are those of local FX, bit for bit: the same ops, deterministic.
@@ -129,7 +130,7 @@ class Offload:
         self.queue_batches = int(queue_batches)
         self.seed, self._epoch_count = seed, 0
         self._guard, self._iterating = threading.Lock(), False
-        self._making_job = None  # a remote thread still making its job
+        self._lingering = []  # past epochs' remote threads not ended: (thread, job made)
         # With a cache, the workers extract (and fill it where they run).
         self.cut = cut or ("after_fx" if getattr(pipe, "cache", None) else self._measure_cut())
         self.report = None
@@ -188,6 +189,22 @@ class Offload:
                         num_parallel_calls=tf.data.AUTOTUNE)
         return ds.prefetch(tf.data.AUTOTUNE).apply(tf.data.experimental.service.distribute(
             processing_mode="distributed_epoch", service=self.dispatcher, compression=None))
+
+    def _why_no_job(self):
+        """Why this epoch makes no job for the workers (None: it does).
+        A past epoch's thread still making its job (the dispatcher does
+        not answer): no second one. One whose read was cancelled but has
+        not ended (TF's client waiting on a worker killed mid-task: a CI
+        run under load saw one outlive 6 epochs, each then local though 2
+        workers served): the next epochs' jobs go on beside it, up to
+        LINGERING_MOST of them left."""
+        self._lingering = [(t, made) for t, made in self._lingering if t.is_alive()]
+        if not all(made for _, made in self._lingering):
+            return "the dispatcher did not answer the last epoch's job"
+        if len(self._lingering) >= LINGERING_MOST:
+            return (f"the cancelled reads of {len(self._lingering)} past epochs' jobs have "
+                    f"not ended; this epoch makes no job")
+        return None
 
     def _datasets(self, order):
         """(local, remote) datasets of `order`; kept while the order is the
@@ -278,12 +295,9 @@ class Offload:
 
         local_dataset, remote_dataset = self._datasets(order)
         local = [iter(local_dataset)]  # a list: _retire takes it out of this frame
-        thread, making = None, self._making_job
-        if making is not None and making.is_alive():
-            # The last epoch's job is still being made (the dispatcher does
-            # not answer): no second one; this epoch runs locally.
-            report["remote_error"] = "the dispatcher did not answer the last epoch's job"
-            report["remote_joined"] = False
+        thread, why_not = None, self._why_no_job()
+        if why_not:
+            report["remote_error"], report["remote_joined"] = why_not, False
         elif n:
             state.allowed.set()  # until the first window: the workers' job starts
             thread = threading.Thread(target=remote, daemon=True, name="rustfx-offload-remote")
@@ -311,7 +325,8 @@ class Offload:
             if thread is not None:
                 report["remote_joined"] = _join(thread, JOIN_SECONDS if state.reading else 1.0,
                                                 warn=state.reading)
-                self._making_job = None if report["remote_joined"] else thread
+                if not report["remote_joined"]:
+                    self._lingering.append((thread, state.reading))
             self._batch_seconds = state.batch_seconds
             report["seconds"] = time.perf_counter() - start
             if pool is not None:
@@ -497,6 +512,9 @@ class _EpochState:
 
 
 JOIN_SECONDS = 10.0
+# The most past epochs' threads, their reads cancelled but not ended, that
+# later epochs make their jobs beside (each holds a TF client's threads).
+LINGERING_MOST = 2
 # The longest an epoch's ramp (its start, before the workers' first batch)
 # is kept out of the governor's and the autoscaler's figures.
 RAMP_SECONDS = 5.0

@@ -4,10 +4,12 @@ An epoch's remote thread reads the workers' tf.data service job. When the
 epoch ends (all its files delivered, an exception, or the generator closed
 or dropped), the thread must end and be joined, even when the job can no
 longer deliver (a worker killed mid-epoch, or no worker at all: TF's client
-then waits forever), so nothing piles up epoch after epoch. And an Offload
+then waits forever), so nothing piles up epoch after epoch; a read that
+outlives its cancel stops no later epoch's job. And an Offload
 iterated twice at once refuses the second iteration."""
 
 import gc
+import importlib
 import os
 import threading
 import time
@@ -84,6 +86,54 @@ def test_a_worker_killed_mid_epoch_its_thread_is_joined(cluster):  # noqa: F811
     # TF's threads of the abandoned job (its client's) went with it: the
     # second epoch left no more than the first (each left ~9 before).
     assert after[1] <= after[0], after
+
+
+def test_a_read_that_outlives_its_cancel_stops_no_later_job(cluster, monkeypatch):  # noqa: F811
+    """An epoch's read that does not end when cancelled (as TF's client
+    can, waiting on a worker killed mid-task under load) is left behind,
+    and the next epochs make their jobs beside it, up to LINGERING_MOST;
+    past that, an epoch runs locally and says why; once they end, the
+    workers serve again. Every epoch exact."""
+    offload_module = importlib.import_module("rustfx.offload")  # rustfx.offload: the function
+
+    release, made = threading.Event(), []
+
+    class Deaf(offload_module.CancellableIterator):
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(self)
+
+        def next(self):  # deaf to its cancel until released
+            release.wait()
+            return super().next()
+
+    pipe = pipeline.from_files(PE_FILES * 4, ember, batch_size=8)
+    off = rustfx.offload(pipe, cluster.address, labels=np.arange(len(pipe.paths)),
+                         remote="always")
+    expected = local_rows(pipe)
+    cluster.start_worker().wait_started()
+    monkeypatch.setattr(offload_module, "JOIN_SECONDS", 0.5)
+    monkeypatch.setattr(offload_module, "CancellableIterator", Deaf)
+    try:
+        for lingering in range(offload_module.LINGERING_MOST):
+            with pytest.warns(RuntimeWarning, match="did not end within"):
+                assert_exact(run_epoch(off), expected)
+            assert len(made) == lingering + 1 and not off.report["remote_joined"], off.report
+        assert_exact(run_epoch(off), expected)  # no job: local, and why
+        assert len(made) == offload_module.LINGERING_MOST, off.report
+        assert off.report["local"] == len(expected), off.report
+        assert "cancelled reads of 2 past epochs' jobs" in off.report["remote_error"], off.report
+    finally:
+        release.set()
+    for thread in remote_threads():
+        thread.join(15.0)
+    assert not remote_threads()
+    monkeypatch.setattr(offload_module, "CancellableIterator", Deaf.__base__)
+    for _ in range(6):  # a new job reaches the worker within a few epochs
+        assert_exact(run_epoch(off), expected)
+        if off.report["remote"]:
+            break
+    assert off.report["remote"] > 0 and off.report["remote_joined"], off.report
 
 
 def test_with_no_worker_each_epochs_thread_is_joined():
