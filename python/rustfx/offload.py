@@ -358,7 +358,8 @@ class Offload:
                     # before every file has been delivered.
                     side, item = "local", next(local[0])
                     credit = max(credit - 1, -1.0)
-                waited = time.perf_counter() - t0 > NOT_INPUT_BOUND_SECONDS
+                wait = time.perf_counter() - t0
+                waited = wait > NOT_INPUT_BOUND_SECONDS
                 report["waits"] += waited
                 indices, rows = item
                 if side == "remote" and not state.started:
@@ -386,13 +387,12 @@ class Offload:
                 now = time.perf_counter()
                 report["seconds"] = now - start
                 cap = governor.local_cap
-                if governor.batch(len(indices), waited, now, ramp=ramp()):
+                if governor.batch(len(indices), waited, now, ramp=ramp(), wait_seconds=wait):
                     name = Governor.name(cap)
                     report["windows"][name] = report["windows"].get(name, 0) + 1
                     report["local_cap"] = governor.local_cap
                     if pool is not None:  # the worker count, from the same window
-                        pool.window(governor, idle=cap is None or state.queue.full(),
-                                    ramp=cap is not None and ramp())
+                        pool.window(governor, idle=cap is None or state.queue.full())
                         report.update(pool.summary(start))
                     window_began = now
                     (state.allowed.clear if governor.local_cap is None else state.allowed.set)()

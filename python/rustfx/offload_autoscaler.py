@@ -5,15 +5,20 @@ autoscaler. Its rules are written here only, in `Autoscaler`'s doc
 
 
 from rustfx.offload_governor import Windows
+from rustfx.pipeline import STALL_THRESHOLD
 
 
 class Autoscaler:
     """The worker count, decided at each governor window (rustfx.offload's
     Governor; a window is at least `patience` batches and 0.25 s) from
-    what that window measured: its files and seconds, whether the trainer
-    waited for a batch, and whether the workers sat idle (their batches
-    not wanted: the governor on the local sweep only, or their queue
-    full). Every rate is files over seconds summed over windows, never a
+    what that window measured: its files and seconds, the share of them
+    the trainer waited for its batches, and whether the workers sat idle
+    (their batches not wanted: the governor on the local sweep only, or
+    their queue full). The trainer "waits" in a window when that share is
+    WAIT_SHARE or more (the stall profile's threshold, rustfx.pipeline):
+    not at any one slow next() (a trainer-bound run, 50 ms a step, had
+    132-162 next() calls an epoch over 50 us, each read as a wait, and
+    was given a worker). Every rate is files over seconds summed over windows, never a
     window's own: a window holds a few batches, and PE files' sizes (and
     this machine kind's speed) make one window's rate swing by more than
     a worker adds. The rules:
@@ -51,6 +56,7 @@ class Autoscaler:
     rules are tested with made-up windows (tests/python/test_offload_autoscaler.py)."""
 
     GAIN = 1.05
+    WAIT_SHARE = STALL_THRESHOLD
     SETTLE_SECONDS, MEASURE_SECONDS = 0.25, 2.0
     DOWN_SECONDS = 5.0
     HOLD_FIRST, HOLD_MOST = 10.0, 160.0
@@ -82,14 +88,16 @@ class Autoscaler:
         length = self.HOLD_FIRST if not length else min(self.HOLD_MOST, 2 * length)
         self.holds[count] = (self.seconds + length, length)
 
-    def window(self, files, seconds, waited, idle, ready, most=None, ramp=False):
-        """A governor window closed (`files` delivered in `seconds`);
-        returns the target worker count. `ready`: workers serving now;
+    def window(self, files, seconds, wait_share, idle, ready, most=None, ramp=False):
+        """A governor window closed (`files` delivered in `seconds`, the
+        trainer waiting for input `wait_share` of them); returns the
+        target worker count. `ready`: workers serving now;
         `most`: how many could serve at most now (the cluster's free CPUs;
         None: max_workers); `ramp`: the window began before the epoch's
         first batch from the workers."""
         seconds = max(0.0, seconds)
         self.seconds += seconds
+        waited = wait_share >= self.WAIT_SHARE
         if self.fixed:
             return self.target
         if most is not None and self.target > max(most, self.min_workers) and ready < self.target:

@@ -123,6 +123,8 @@ class Governor:
         self.probe_from, self.step = None, 1
         self.workers_gone = False
         self.last_window = (0, 0.0, 0)  # the last closed window's files, seconds, waits
+        self.last_wait_share = 0.0  # its share of seconds the trainer waited for input
+        self.last_ramp = False      # it was an epoch's ramp on a workers' arm
         self._reset(time.perf_counter() if now is None else now)
 
     @property
@@ -140,7 +142,7 @@ class Governor:
 
     def _reset(self, now):
         self.files, self.batches, self.waited, self.since = 0, 0, 0, now
-        self.ramp = False
+        self.wait_seconds, self.ramp = 0.0, False
 
     def _wins(self, arm, over):
         """Whether `arm`'s rate beats `over`'s: by GAIN, and by LEAVE_LOCAL
@@ -156,13 +158,15 @@ class Governor:
             need = self.GAIN
         return a >= need * b
 
-    def batch(self, files, waited, now, ramp=False):
+    def batch(self, files, waited, now, ramp=False, wait_seconds=0.0):
         """Counts a delivered batch; True when a window closed (the arm
-        may then have changed). `ramp`: the window began before the
-        workers' first batch of the epoch."""
+        may then have changed). `waited`: the trainer waited for it (a
+        wait, as the rules say); `wait_seconds`: how long; `ramp`: the
+        window began before the workers' first batch of the epoch."""
         self.files += files
         self.batches += 1
         self.waited += waited
+        self.wait_seconds += wait_seconds
         self.ramp |= bool(ramp)
         # Two waits close a local window early while the workers are untried.
         early = (self.local_cap is None and self.rates[self.UNCAPPED] is None
@@ -217,7 +221,11 @@ class Governor:
         self._reset(now)
 
     def _close(self, now, instead=None):
-        self.last_window = (self.files, now - self.since, self.waited)
+        seconds = now - self.since
+        self.last_window = (self.files, seconds, self.waited)
+        self.last_wait_share = self.wait_seconds / seconds if seconds > 0 else 0.0
+        # Its ramp on a workers' arm, for the governor and the autoscaler.
+        self.last_ramp = self.ramp and self.local_cap is not None and instead is None
         if self.workers_gone:  # local until the epoch ends: nothing to learn
             self._reset(now)
             return
@@ -225,8 +233,7 @@ class Governor:
         if self.fixed is not None:
             self._reset(now)
             return
-        seconds = now - self.since
-        ramp = self.ramp and self.arm != self.LOCAL_ONLY and instead is None
+        ramp = self.last_ramp
         if seconds > 0 and self.files and not stalled and not ramp:
             self._record(self.files, seconds)  # a clock that did not move says nothing
         waited = self.waited

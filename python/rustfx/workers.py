@@ -395,18 +395,18 @@ class _Pool:
             if not self.closing.is_set():
                 self._step()
 
-    def window(self, governor, idle, ramp=False):
-        """A governor window closed (its figures in governor.last_window):
-        the governor hears of a changed serving count, and the autoscaler
-        sets the target. `idle`: the workers' batches were not wanted;
-        `ramp`: the window began before their first batch of the epoch."""
+    def window(self, governor, idle):
+        """A governor window closed (its figures in governor.last_window,
+        last_wait_share and last_ramp): the governor hears of a changed
+        serving count, and the autoscaler sets the target. `idle`: the
+        workers' batches were not wanted."""
         ready = self.ready
         if ready != self.seen_ready:
             governor.workers_changed(more=ready > self.seen_ready)
             self.seen_ready = ready
-        files, seconds, waits = governor.last_window
-        target = self.autoscaler.window(files, seconds, waits > 0, idle, ready, self.most(),
-                                        ramp=ramp)
+        files, seconds, _ = governor.last_window
+        target = self.autoscaler.window(files, seconds, governor.last_wait_share, idle, ready,
+                                        self.most(), ramp=governor.last_ramp)
         if target != self.target:
             self.set_target(target)
 

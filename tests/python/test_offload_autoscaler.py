@@ -17,14 +17,21 @@ HOLD_FIRST = int(Autoscaler.HOLD_FIRST)
 DOWN = int(Autoscaler.DOWN_SECONDS)
 
 
+def share(waited):
+    """A window's wait share: `waited` as given, or for True/False all of
+    the window / none of it."""
+    return float(waited) if not isinstance(waited, bool) else (1.0 if waited else 0.0)
+
+
 def run(scaler, windows, ready=None, most=None):
-    """Feeds `windows` [(files/s, waited, idle)] of a second each, the
-    workers serving as soon as asked (ready = the target) unless `ready` is
-    given; the targets."""
+    """Feeds `windows` [(files/s, waited, idle)] of a second each (waited:
+    True, False or a wait share), the workers serving as soon as asked
+    (ready = the target) unless `ready` is given; the targets."""
     targets = []
     for rate, waited, idle in windows:
         now_ready = scaler.target if ready is None else ready
-        targets.append(scaler.window(rate * SECOND, SECOND, waited, idle, now_ready, most))
+        targets.append(scaler.window(rate * SECOND, SECOND, share(waited), idle, now_ready,
+                                     most))
     return targets
 
 
@@ -39,6 +46,16 @@ def test_no_wait_no_worker_beyond_min():
     scaler = Autoscaler(2, 8)
     assert scaler.target == 2
     assert run(scaler, [(100, False, False)] * 50) == [2] * 50
+
+
+def test_a_wait_is_a_share_of_the_window_not_one_slow_batch():
+    # A trainer-bound run (50 ms a step) has a next() over 50 us now and
+    # then: a few tenths of a percent of its time, no wait; a worker is
+    # added only from WAIT_SHARE up.
+    below = Autoscaler.WAIT_SHARE * 0.9
+    scaler = Autoscaler(0, 8)
+    assert run(scaler, [(100, below, False)] * 50) == [0] * 50
+    assert run(scaler, [(100, Autoscaler.WAIT_SHARE, False)]) == [1]
 
 
 def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
@@ -65,7 +82,7 @@ def test_a_rate_is_files_over_seconds_summed_not_a_mean_of_windows():
     # One short window at 600 files/s, then 2.5 s at 40: the mean of the
     # windows' rates is 320, but 400 files in 3 s is 133, not 5% over 130.
     for files, seconds in [(300, 0.5), (100, 2.5)]:
-        scaler.window(files, seconds, True, False, scaler.target)
+        scaler.window(files, seconds, 1.0, False, scaler.target)
     assert scaler.trial is None and scaler.target == 1
 
 
@@ -143,7 +160,7 @@ def test_an_epochs_ramp_is_not_measured():
     scaler = Autoscaler(0, 4)
     run(scaler, [(100, True, False)] * (1 + TRIAL))  # the first worker, kept unjudged
     assert run(scaler, [(100, True, False)]) == [2]  # the next tried at once
-    ramp = [scaler.window(100, SECOND, True, False, 2, ramp=True) for _ in range(TRIAL)]
+    ramp = [scaler.window(100, SECOND, 1.0, False, 2, ramp=True) for _ in range(TRIAL)]
     assert ramp == [2] * TRIAL and scaler.trial is not None  # nothing judged
     assert judged(scaler, 200)[-1] == 2  # judged on the steady windows: kept
     # Without the ramp flag, the same windows make the trial fail.
@@ -187,8 +204,26 @@ def test_the_governor_tries_the_workers_again_when_more_serve():
     governor.workers_changed(more=True)  # more: the next window runs UNCAPPED
     assert governor.local_cap == 1.0 and governor.rates[0] == 100.0
     # Measured below the local rate, it goes back to the local sweep.
-    governor.batch(10, False, 1.0)
+    governor.batch(10, False, 1.0, wait_seconds=0.25)
     assert governor.local_cap is None and governor.last_window == (10, 1.0, 0)
+    assert governor.last_wait_share == 0.25 and not governor.last_ramp
+
+
+def test_the_governor_publishes_its_ramp_verdict_for_the_autoscaler():
+    # One rule, the governor's: a ramp counts on a workers' arm only, with
+    # a fixed cap too (its windows measure nothing, but the autoscaler's
+    # trials must leave the ramp out all the same).
+    from rustfx.offload_governor import Governor
+
+    local = Governor("when_waiting", window=1, now=0.0)  # on the local sweep
+    local.batch(10, True, 1.0, ramp=True)
+    assert not local.last_ramp
+    for policy in ("always", "only", 0.5):
+        fixed = Governor(policy, window=1, now=0.0)
+        fixed.batch(10, True, 1.0, ramp=True)
+        assert fixed.last_ramp, policy
+        fixed.batch(10, True, 2.0)
+        assert not fixed.last_ramp, policy
 
 
 def test_the_governor_probes_soon_and_towards_the_workers_when_more_serve():
