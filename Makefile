@@ -259,7 +259,7 @@ bench-stall: build
 
 # rustfx.offload's launchers on a Ray cluster of this machine (ray's
 # cluster_utils), each worker held to a share of CPU 1 by a cgroup v1 quota
-# (root): fixed worker counts against autoscaled (docs/stalls.md, "At scale").
+# (root): fixed worker counts against autoscaled (docs/scale.md, "At scale").
 bench-scale: build
 	$(VPY) benches/scale.py $(if $(SCALE_PE_DIR),--pe-dir $(SCALE_PE_DIR))
 

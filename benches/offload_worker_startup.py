@@ -1,4 +1,4 @@
-"""How fast rustfx.workers' workers serve (docs/stalls.md, "Launchers"):
+"""How fast rustfx.workers' workers serve (docs/scale.md, "Launchers"):
 cold (a new Ray actor or Local process: TensorFlow imported first) and
 from the warm spare the launcher keeps. Runs a one-node
 ray.cluster_utils.Cluster on this machine.

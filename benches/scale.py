@@ -1,5 +1,5 @@
 """rustfx.offload at scale: its launchers' workers on a Ray cluster, fixed
-counts against autoscaled (docs/stalls.md, "At scale"; issue 52, part 5).
+counts against autoscaled (docs/scale.md, "At scale"; issue 52, part 5).
 
 The cluster is ray.cluster_utils.Cluster on this machine: NODES nodes of
 NODE_CPUS Ray CPUs each. Every worker is held to a fraction of a CPU

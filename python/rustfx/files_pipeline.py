@@ -23,7 +23,7 @@ class FilesPipeline:
     contents) and returns the features. `cache`: a rustfx.FeatureCache the
     files' features are looked up in (rustfx.files(..., cache=)); its
     options are attrs of the ops in the graph, so rustfx.offload's workers
-    use the same cache directory (docs/stalls.md, "Launchers")."""
+    use the same cache directory (docs/scale.md, "Launchers")."""
 
     def __init__(self, paths, fx, batch_size=32, *, max_bytes=io.DEFAULT_MAX_BYTES,
                  num_parallel_calls=tf.data.AUTOTUNE, prefetch=tf.data.AUTOTUNE, cache=None):

@@ -1,6 +1,6 @@
 """How many workers rustfx.offload's launcher keeps serving: the
 autoscaler. Its rules are written here only, in `Autoscaler`'s doc
-(rustfx.workers starts and stops the workers it asks for; docs/stalls.md,
+(rustfx.workers starts and stops the workers it asks for; docs/scale.md,
 "Launchers", says how it fits)."""
 
 

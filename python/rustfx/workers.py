@@ -1,5 +1,5 @@
 """rustfx.offload's own workers: started, sized and stopped by the Offload
-(docs/stalls.md, "Launchers").
+(docs/scale.md, "Launchers").
 
     off = rustfx.offload(pipe, workers=rustfx.workers.Local(max_workers=4))
     off = rustfx.offload(pipe, workers=rustfx.workers.Ray(max_workers=16))
