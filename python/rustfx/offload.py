@@ -387,7 +387,7 @@ class Offload:
                 now = time.perf_counter()
                 report["seconds"] = now - start
                 cap = governor.local_cap
-                if governor.batch(len(indices), waited, now, ramp=ramp(), wait_seconds=wait):
+                if governor.batch(len(indices), wait, now, ramp=ramp()):
                     name = Governor.name(cap)
                     report["windows"][name] = report["windows"].get(name, 0) + 1
                     report["local_cap"] = governor.local_cap

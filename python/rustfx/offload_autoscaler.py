@@ -4,8 +4,7 @@ autoscaler. Its rules are written here only, in `Autoscaler`'s doc
 "Launchers", says how it fits)."""
 
 
-from rustfx.offload_governor import Windows
-from rustfx.pipeline import STALL_THRESHOLD
+from rustfx.offload_governor import WAIT_SHARE, Windows
 
 
 class Autoscaler:
@@ -15,10 +14,8 @@ class Autoscaler:
     the trainer waited for its batches, and whether the workers sat idle
     (their batches not wanted: the governor on the local sweep only, or
     their queue full). The trainer "waits" in a window when that share is
-    WAIT_SHARE or more (the stall profile's threshold, rustfx.pipeline):
-    not at any one slow next() (a trainer-bound run, 50 ms a step, had
-    132-162 next() calls an epoch over 50 us, each read as a wait, and
-    was given a worker). Every rate is files over seconds summed over windows, never a
+    WAIT_SHARE or more (rustfx.offload_governor says why), and never in
+    the Offload's first window: the pipeline's warm-up (its first batch). Every rate is files over seconds summed over windows, never a
     window's own: a window holds a few batches, and PE files' sizes (and
     this machine kind's speed) make one window's rate swing by more than
     a worker adds. The rules:
@@ -56,7 +53,7 @@ class Autoscaler:
     rules are tested with made-up windows (tests/python/test_offload_autoscaler.py)."""
 
     GAIN = 1.05
-    WAIT_SHARE = STALL_THRESHOLD
+    WAIT_SHARE = WAIT_SHARE
     SETTLE_SECONDS, MEASURE_SECONDS = 0.25, 2.0
     DOWN_SECONDS = 5.0
     HOLD_FIRST, HOLD_MOST = 10.0, 160.0
@@ -74,6 +71,7 @@ class Autoscaler:
         self.seconds = 0.0    # of all windows: the holds' clock
         self.holds = {}       # count -> (until seconds, hold length): not tried till then
         self.added = False    # a worker was added once
+        self.windows = 0      # seen: the first is the pipeline's warm-up
 
     @property
     def fixed(self):
@@ -97,7 +95,8 @@ class Autoscaler:
         first batch from the workers."""
         seconds = max(0.0, seconds)
         self.seconds += seconds
-        waited = wait_share >= self.WAIT_SHARE
+        self.windows += 1
+        waited = wait_share >= self.WAIT_SHARE and self.windows > 1
         if self.fixed:
             return self.target
         if most is not None and self.target > max(most, self.min_workers) and ready < self.target:
@@ -108,7 +107,8 @@ class Autoscaler:
         if self.trial is not None:
             self._judge(files, seconds, waited)
             return self.target
-        self._measure(files, seconds)
+        if seconds > 0:  # a clock that did not move says nothing
+            self._measure(files, seconds)
         self.idle_seconds = self.idle_seconds + seconds if idle else 0.0
         ceiling = self.max_workers if most is None else min(self.max_workers, most)
         if waited and self.target < ceiling and not self._held(self.target + 1):

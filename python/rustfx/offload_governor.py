@@ -4,6 +4,15 @@ module doc of rustfx.offload says how it fits)."""
 
 import time
 
+from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, STALL_THRESHOLD
+
+# The trainer "waits" in a window when it spent this share of it waiting
+# for its batches (the stall profile's threshold): the governor tries the
+# workers, and the autoscaler adds one, only then. Not at any one slow
+# next(): a trainer-bound run (50 ms a step, hashed n-grams) had 132-162
+# next() calls an epoch over 50 us, and was given a worker and probes.
+WAIT_SHARE = STALL_THRESHOLD
+
 # The policies rustfx.offload's `remote=` takes besides a number (a local
 # cap from 0 to 1, kept): the first lets the governor choose, the others
 # fix the cap (Governor.FIXED).
@@ -64,11 +73,11 @@ class Governor:
         their batches give (shipping costs it too): the cap is how much
         the local side may take of it.
     The rules:
-      - when: the workers are tried only once the trainer waited for a
-        batch of a local window (offload counts a wait when next() took
-        over 50 us, rustfx.pipeline.NOT_INPUT_BOUND_SECONDS; two waits
-        close the first window early); a local window in which it never
-        waited stays local;
+      - when: the workers are tried only once the trainer waited in a
+        local window, WAIT_SHARE of its time or more (a next() over 50 us,
+        rustfx.pipeline.NOT_INPUT_BOUND_SECONDS, counts as a wait in the
+        report; two of them close the first window early); a local window
+        in which it waited less stays local;
       - how much: hill climbing on the measured files/s. An arm's rate
         is its files over its seconds summed over its latest windows,
         RATE_SECONDS of them, never one window's: a window holds a few
@@ -158,14 +167,13 @@ class Governor:
             need = self.GAIN
         return a >= need * b
 
-    def batch(self, files, waited, now, ramp=False, wait_seconds=0.0):
-        """Counts a delivered batch; True when a window closed (the arm
-        may then have changed). `waited`: the trainer waited for it (a
-        wait, as the rules say); `wait_seconds`: how long; `ramp`: the
-        window began before the workers' first batch of the epoch."""
+    def batch(self, files, wait_seconds, now, ramp=False):
+        """Counts a delivered batch the trainer waited `wait_seconds` for;
+        True when a window closed (the arm may then have changed). `ramp`:
+        the window began before the workers' first batch of the epoch."""
         self.files += files
         self.batches += 1
-        self.waited += waited
+        self.waited += wait_seconds > NOT_INPUT_BOUND_SECONDS
         self.wait_seconds += wait_seconds
         self.ramp |= bool(ramp)
         # Two waits close a local window early while the workers are untried.
@@ -236,7 +244,7 @@ class Governor:
         ramp = self.last_ramp
         if seconds > 0 and self.files and not stalled and not ramp:
             self._record(self.files, seconds)  # a clock that did not move says nothing
-        waited = self.waited
+        waited = self.last_wait_share >= WAIT_SHARE
         self._reset(now)
         if ramp:
             return  # the job's start, not the arm's rate: the probe or the arm goes on

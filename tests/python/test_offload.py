@@ -176,8 +176,9 @@ def simulate(rate_of_cap, windows=600):
     governor, now, runs = Governor("when_waiting", window=1, now=0.0), 0.0, []
     for _ in range(windows):
         runs.append(governor.local_cap)
-        now += 1.0 / rate_of_cap(governor.local_cap)
-        governor.batch(1, True, now)
+        step = 1.0 / rate_of_cap(governor.local_cap)  # all of it waiting: input-bound
+        now += step
+        governor.batch(1, step, now)
     return runs
 
 
@@ -207,9 +208,10 @@ def test_the_governor_keeps_its_files_per_second_through_noisy_windows(best):
         rng = random.Random(seed)
         governor, now, files = Governor("when_waiting", window=1, now=0.0), 0.0, 0
         while now < seconds:
-            now += 1.0 / (rate_of_cap(governor.local_cap) * rng.lognormvariate(0, 0.5))
+            step = 1.0 / (rate_of_cap(governor.local_cap) * rng.lognormvariate(0, 0.5))
+            now += step
             files += 1
-            governor.batch(1, True, now)
+            governor.batch(1, step, now)
         return files / now
 
     def rate(cap):
@@ -227,7 +229,7 @@ def test_the_governor_probes_at_least_every_10_seconds_of_slow_windows():
     governor, now, probes, last = Governor("when_waiting", window=1, now=0.0), 0.0, [], None
     for _ in range(400):
         now += 2.0
-        governor.batch(1, True, now)
+        governor.batch(1, 2.0, now)
         if governor.probe_from is not None and last is None:
             probes.append(now)
         last = governor.probe_from
@@ -245,18 +247,18 @@ def test_the_governor_leaves_an_epochs_ramp_out():
         governor, now = Governor("when_waiting", window=1, now=0.0), 0.0
         while governor.probe_from is None:
             now += 0.3
-            governor.batch(10, True, now)
+            governor.batch(10, 0.3, now)
         return governor, now
 
     governor, now = governor_on_a_probe()
     arm, origin, rate = governor.arm, governor.probe_from, governor.rates[governor.arm]
     for _ in range(20):  # ramp windows at 3x: nothing recorded, the probe goes on
         now += 0.3
-        governor.batch(30, True, now, ramp=True)
+        governor.batch(30, 0.3, now, ramp=True)
     assert (governor.arm, governor.probe_from, governor.rates[arm]) == (arm, origin, rate)
     for windows in range(1, 10):  # the same windows as the arm's own: the probe ends
         now += 0.3
-        governor.batch(30, True, now)
+        governor.batch(30, 0.3, now)
         if (governor.arm, governor.probe_from) != (arm, origin):
             break
     assert windows <= 4 and governor.rates[arm] == pytest.approx(100), governor.rates
@@ -267,8 +269,10 @@ def test_the_governor_stays_local_unless_the_workers_pay_5_percent():
     runs = simulate(lambda cap: 1.0 if cap is None else 1.03)
     assert runs.count(None) > 0.8 * len(runs), {a: runs.count(a) for a in Governor.ARMS}
     idle = Governor("when_waiting", window=1, now=0.0)
-    idle.batch(1, False, 1.0)
+    idle.batch(1, 0.0, 1.0)
     assert idle.local_cap is None  # the trainer did not wait: no workers
+    idle.batch(1, 0.04, 2.0)  # waited 4% of the window: not a stall, still none
+    assert idle.local_cap is None
 
 
 def test_the_governor_resumes_the_local_sweep_when_the_workers_stall_or_end():
@@ -280,7 +284,7 @@ def test_the_governor_resumes_the_local_sweep_when_the_workers_stall_or_end():
     governor.gone(2.0)
     assert governor.local_cap is None
     for t in range(3, 40):  # the workers' job is over: local for good
-        governor.batch(1, True, float(t))
+        governor.batch(1, 1.0, float(t))
         assert governor.local_cap is None
 
 

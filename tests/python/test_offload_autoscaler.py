@@ -23,6 +23,13 @@ def share(waited):
     return float(waited) if not isinstance(waited, bool) else (1.0 if waited else 0.0)
 
 
+def warmed(scaler):
+    """`scaler` past the Offload's first window (the pipeline's warm-up,
+    never a reason to add), a window of no time that measures nothing."""
+    assert scaler.window(0, 0.0, 1.0, False, scaler.target) == scaler.target
+    return scaler
+
+
 def run(scaler, windows, ready=None, most=None):
     """Feeds `windows` [(files/s, waited, idle)] of a second each (waited:
     True, False or a wait share), the workers serving as soon as asked
@@ -41,11 +48,17 @@ def judged(scaler, rate, waited=True, idle=False):
 
 
 def test_no_wait_no_worker_beyond_min():
-    scaler = Autoscaler(0, 8)
+    scaler = warmed(Autoscaler(0, 8))
     assert run(scaler, [(100, False, False)] * 50) == [0] * 50
-    scaler = Autoscaler(2, 8)
+    scaler = warmed(Autoscaler(2, 8))
     assert scaler.target == 2
     assert run(scaler, [(100, False, False)] * 50) == [2] * 50
+
+
+def test_the_first_window_is_the_warm_up_and_adds_nothing():
+    scaler = Autoscaler(0, 8)
+    assert run(scaler, [(10, True, False)]) == [0]  # the first batch's wait: warm-up
+    assert run(scaler, [(100, True, False)]) == [1]
 
 
 def test_a_wait_is_a_share_of_the_window_not_one_slow_batch():
@@ -53,13 +66,13 @@ def test_a_wait_is_a_share_of_the_window_not_one_slow_batch():
     # then: a few tenths of a percent of its time, no wait; a worker is
     # added only from WAIT_SHARE up.
     below = Autoscaler.WAIT_SHARE * 0.9
-    scaler = Autoscaler(0, 8)
+    scaler = warmed(Autoscaler(0, 8))
     assert run(scaler, [(100, below, False)] * 50) == [0] * 50
     assert run(scaler, [(100, Autoscaler.WAIT_SHARE, False)]) == [1]
 
 
 def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
-    scaler = Autoscaler(0, 8)
+    scaler = warmed(Autoscaler(0, 8))
     assert run(scaler, [(100, True, False)]) == [1]  # the first: as soon as it waits
     assert judged(scaler, 150)[-1] == 1              # 1.5x: kept...
     assert run(scaler, [(150, True, False)]) == [2]  # ...and the next tried at once
@@ -73,7 +86,7 @@ def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
 
 
 def test_a_rate_is_files_over_seconds_summed_not_a_mean_of_windows():
-    scaler = Autoscaler(0, 4)
+    scaler = warmed(Autoscaler(0, 4))
     run(scaler, [(100, True, False)])
     judged(scaler, 130)  # the first worker: 130 files/s
     run(scaler, [(130, True, False)])  # the second tried
@@ -87,14 +100,14 @@ def test_a_rate_is_files_over_seconds_summed_not_a_mean_of_windows():
 
 
 def test_the_first_worker_is_kept_unjudged():
-    scaler = Autoscaler(0, 4)
+    scaler = warmed(Autoscaler(0, 4))
     run(scaler, [(20, True, False)])  # the warm-up window: slow
     assert judged(scaler, 20)[-1] == 1  # gave nothing, kept: no rate to judge by
     assert run(scaler, [(20, False, True)] * DOWN)[-1] == 0  # idle: goes
 
 
 def test_hold_doubles_each_time_the_count_fails_again():
-    scaler = Autoscaler(0, 4)
+    scaler = warmed(Autoscaler(0, 4))
     run(scaler, [(100, True, False)])
     judged(scaler, 200)  # the first worker (kept)
     run(scaler, [(200, True, False)])
@@ -111,18 +124,18 @@ def test_hold_doubles_each_time_the_count_fails_again():
 
 
 def test_bounded_by_max_workers_and_by_what_the_cluster_can_place():
-    scaler = Autoscaler(0, 2)
+    scaler = warmed(Autoscaler(0, 2))
     for _ in range(2):
         run(scaler, [(100 * (scaler.target + 1), True, False)])
         judged(scaler, 100 * (scaler.target + 1))
     assert scaler.target == 2
     assert run(scaler, [(300, True, False)] * 10) == [2] * 10
-    scaler = Autoscaler(0, 8)
+    scaler = warmed(Autoscaler(0, 8))
     assert run(scaler, [(100, True, False)] * 5, most=0) == [0] * 5
 
 
 def test_down_slowly_when_idle_and_back_if_it_cost():
-    scaler = Autoscaler(0, 8)
+    scaler = warmed(Autoscaler(0, 8))
     for _ in range(3):
         run(scaler, [(100 * (scaler.target + 1), True, False)])
         judged(scaler, 100 * (scaler.target + 1))
@@ -138,14 +151,14 @@ def test_down_slowly_when_idle_and_back_if_it_cost():
 
 
 def test_idle_windows_must_be_in_a_row():
-    scaler = Autoscaler(1, 4)
+    scaler = warmed(Autoscaler(1, 4))
     pattern = [(100, False, True)] * (DOWN - 1) + [(100, False, False)]
     assert set(run(scaler, pattern * 4)) == {1}
     assert run(scaler, [(100, False, True)] * DOWN)[-1] == 1  # min_workers
 
 
 def test_a_start_under_way_holds_and_measures_nothing():
-    scaler = Autoscaler(0, 4)
+    scaler = warmed(Autoscaler(0, 4))
     run(scaler, [(100, True, False)])
     assert scaler.target == 1
     # The worker still starting (ready 0): nothing is judged however long.
@@ -157,20 +170,20 @@ def test_an_epochs_ramp_is_not_measured():
     # Each epoch's first windows, before the workers' first batch, run at
     # the local sweep's rate whatever the count: a trial that took them in
     # read a second worker's 2x as nothing.
-    scaler = Autoscaler(0, 4)
+    scaler = warmed(Autoscaler(0, 4))
     run(scaler, [(100, True, False)] * (1 + TRIAL))  # the first worker, kept unjudged
     assert run(scaler, [(100, True, False)]) == [2]  # the next tried at once
     ramp = [scaler.window(100, SECOND, 1.0, False, 2, ramp=True) for _ in range(TRIAL)]
     assert ramp == [2] * TRIAL and scaler.trial is not None  # nothing judged
     assert judged(scaler, 200)[-1] == 2  # judged on the steady windows: kept
     # Without the ramp flag, the same windows make the trial fail.
-    other = Autoscaler(0, 4)
+    other = warmed(Autoscaler(0, 4))
     assert run(other, [(100, True, False)] * (2 + TRIAL))[-1] == 2
     assert run(other, [(100, True, False)] * TRIAL + [(200, True, False)] * TRIAL)[-1] == 1
 
 
 def test_a_cluster_that_lost_room_lowers_the_target():
-    scaler = Autoscaler(0, 4)
+    scaler = warmed(Autoscaler(0, 4))
     for _ in range(3):
         run(scaler, [(100 * (scaler.target + 1), True, False)])
         judged(scaler, 100 * (scaler.target + 1))
@@ -180,7 +193,7 @@ def test_a_cluster_that_lost_room_lowers_the_target():
 
 
 def test_fixed_count_never_moves():
-    scaler = Autoscaler(3, 3)
+    scaler = warmed(Autoscaler(3, 3))
     assert scaler.target == 3
     assert set(run(scaler, [(1, True, False), (1, False, True)] * 20, ready=1)) == {3}
 
@@ -204,8 +217,8 @@ def test_the_governor_tries_the_workers_again_when_more_serve():
     governor.workers_changed(more=True)  # more: the next window runs UNCAPPED
     assert governor.local_cap == 1.0 and governor.rates[0] == 100.0
     # Measured below the local rate, it goes back to the local sweep.
-    governor.batch(10, False, 1.0, wait_seconds=0.25)
-    assert governor.local_cap is None and governor.last_window == (10, 1.0, 0)
+    governor.batch(10, 0.25, 1.0)
+    assert governor.local_cap is None and governor.last_window == (10, 1.0, 1)
     assert governor.last_wait_share == 0.25 and not governor.last_ramp
 
 
@@ -216,13 +229,13 @@ def test_the_governor_publishes_its_ramp_verdict_for_the_autoscaler():
     from rustfx.offload_governor import Governor
 
     local = Governor("when_waiting", window=1, now=0.0)  # on the local sweep
-    local.batch(10, True, 1.0, ramp=True)
+    local.batch(10, 1.0, 1.0, ramp=True)
     assert not local.last_ramp
     for policy in ("always", "only", 0.5):
         fixed = Governor(policy, window=1, now=0.0)
-        fixed.batch(10, True, 1.0, ramp=True)
+        fixed.batch(10, 1.0, 1.0, ramp=True)
         assert fixed.last_ramp, policy
-        fixed.batch(10, True, 2.0)
+        fixed.batch(10, 1.0, 2.0)
         assert not fixed.last_ramp, policy
 
 
@@ -238,7 +251,7 @@ def test_the_governor_probes_soon_and_towards_the_workers_when_more_serve():
     governor.workers_changed(more=True)
     for windows in range(1, Governor.PROBE_MOST):
         now += 0.3
-        governor.batch(10, True, now)
+        governor.batch(10, 0.3, now)
         if governor.probe_from is not None:
             break
     assert windows <= Governor.PROBE_FIRST and governor.local_cap == 0.8, windows
