@@ -14,8 +14,8 @@ class Autoscaler:
     the trainer waited for its batches, and whether the workers sat idle
     (their batches not wanted: the governor on the local sweep only, or
     their queue full). The trainer "waits" in a window when that share is
-    WAIT_SHARE or more (rustfx.offload_governor says why), and never in
-    the Offload's first window: the pipeline's warm-up (its first batch). Every rate is files over seconds summed over windows, never a
+    WAIT_SHARE or more (rustfx.offload_governor says why; an epoch's first
+    batch, its pipeline starting, is left out). Every rate is files over seconds summed over windows, never a
     window's own: a window holds a few batches, and PE files' sizes (and
     this machine kind's speed) make one window's rate swing by more than
     a worker adds. The rules:
@@ -71,7 +71,6 @@ class Autoscaler:
         self.seconds = 0.0    # of all windows: the holds' clock
         self.holds = {}       # count -> (until seconds, hold length): not tried till then
         self.added = False    # a worker was added once
-        self.windows = 0      # seen: the first is the pipeline's warm-up
 
     @property
     def fixed(self):
@@ -95,8 +94,7 @@ class Autoscaler:
         first batch from the workers."""
         seconds = max(0.0, seconds)
         self.seconds += seconds
-        self.windows += 1
-        waited = wait_share >= self.WAIT_SHARE and self.windows > 1
+        waited = wait_share >= self.WAIT_SHARE
         if self.fixed:
             return self.target
         if most is not None and self.target > max(most, self.min_workers) and ready < self.target:

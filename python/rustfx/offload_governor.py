@@ -11,6 +11,9 @@ from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, STALL_THRESHOLD
 # workers, and the autoscaler adds one, only then. Not at any one slow
 # next(): a trainer-bound run (50 ms a step, hashed n-grams) had 132-162
 # next() calls an epoch over 50 us, and was given a worker and probes.
+# An epoch's first batch waits for its pipeline to start (a new iterator,
+# whatever the workers: each epoch's first window of that run read as a
+# stall, and a worker came): its wait is left out of the share.
 WAIT_SHARE = STALL_THRESHOLD
 
 # The policies rustfx.offload's `remote=` takes besides a number (a local
@@ -131,6 +134,7 @@ class Governor:
         self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
         self.probe_from, self.step = None, 1
         self.workers_gone = False
+        self.epoch_batches = 0                  # this epoch's so far
         self.last_window = (0, 0.0, 0)  # the last closed window's files, seconds, waits
         self.last_wait_share = 0.0  # its share of seconds the trainer waited for input
         self.last_ramp = False      # it was an epoch's ramp on a workers' arm
@@ -174,7 +178,9 @@ class Governor:
         self.files += files
         self.batches += 1
         self.waited += wait_seconds > NOT_INPUT_BOUND_SECONDS
-        self.wait_seconds += wait_seconds
+        if self.epoch_batches:  # the first: the epoch's pipeline starting
+            self.wait_seconds += wait_seconds
+        self.epoch_batches += 1
         self.ramp |= bool(ramp)
         # Two waits close a local window early while the workers are untried.
         early = (self.local_cap is None and self.rates[self.UNCAPPED] is None
@@ -225,6 +231,7 @@ class Governor:
         if self.probe_from is not None:  # a probe cut short: back where it came from
             self.arm, self.probe_from = self.probe_from, None
         self.workers_gone = False
+        self.epoch_batches = 0
         self.interval = self.until_probe = self.PROBE_FIRST
         self._reset(now)
 

@@ -23,13 +23,6 @@ def share(waited):
     return float(waited) if not isinstance(waited, bool) else (1.0 if waited else 0.0)
 
 
-def warmed(scaler):
-    """`scaler` past the Offload's first window (the pipeline's warm-up,
-    never a reason to add), a window of no time that measures nothing."""
-    assert scaler.window(0, 0.0, 1.0, False, scaler.target) == scaler.target
-    return scaler
-
-
 def run(scaler, windows, ready=None, most=None):
     """Feeds `windows` [(files/s, waited, idle)] of a second each (waited:
     True, False or a wait share), the workers serving as soon as asked
@@ -48,17 +41,29 @@ def judged(scaler, rate, waited=True, idle=False):
 
 
 def test_no_wait_no_worker_beyond_min():
-    scaler = warmed(Autoscaler(0, 8))
+    scaler = Autoscaler(0, 8)
     assert run(scaler, [(100, False, False)] * 50) == [0] * 50
-    scaler = warmed(Autoscaler(2, 8))
+    scaler = Autoscaler(2, 8)
     assert scaler.target == 2
     assert run(scaler, [(100, False, False)] * 50) == [2] * 50
 
 
-def test_the_first_window_is_the_warm_up_and_adds_nothing():
-    scaler = Autoscaler(0, 8)
-    assert run(scaler, [(10, True, False)]) == [0]  # the first batch's wait: warm-up
-    assert run(scaler, [(100, True, False)]) == [1]
+def test_an_epochs_first_batch_is_not_a_wait():
+    # Each epoch's first batch waits for its pipeline to start, whatever the
+    # workers: a trainer-bound run read each epoch's first window as a stall.
+    from rustfx.offload_governor import WAIT_SHARE, Governor
+
+    governor = Governor("when_waiting", window=2, now=0.0)
+    for epoch in range(3):
+        start = 10.0 * epoch
+        governor.new_epoch(start)
+        governor.batch(32, 0.2, start + 0.2)     # the pipeline starting
+        governor.batch(32, 0.001, start + 0.3)   # then 50 ms steps, no wait
+        assert governor.last_wait_share == pytest.approx(0.001 / 0.3), epoch
+        assert governor.local_cap is None  # no probe of the workers
+    governor.batch(32, 0.2, 20.5)  # later in an epoch the same wait is one
+    governor.batch(32, 0.001, 20.6)
+    assert governor.last_wait_share >= WAIT_SHARE and governor.local_cap == 1.0
 
 
 def test_a_wait_is_a_share_of_the_window_not_one_slow_batch():
@@ -66,13 +71,13 @@ def test_a_wait_is_a_share_of_the_window_not_one_slow_batch():
     # then: a few tenths of a percent of its time, no wait; a worker is
     # added only from WAIT_SHARE up.
     below = Autoscaler.WAIT_SHARE * 0.9
-    scaler = warmed(Autoscaler(0, 8))
+    scaler = Autoscaler(0, 8)
     assert run(scaler, [(100, below, False)] * 50) == [0] * 50
     assert run(scaler, [(100, Autoscaler.WAIT_SHARE, False)]) == [1]
 
 
 def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
-    scaler = warmed(Autoscaler(0, 8))
+    scaler = Autoscaler(0, 8)
     assert run(scaler, [(100, True, False)]) == [1]  # the first: as soon as it waits
     assert judged(scaler, 150)[-1] == 1              # 1.5x: kept...
     assert run(scaler, [(150, True, False)]) == [2]  # ...and the next tried at once
@@ -86,7 +91,7 @@ def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
 
 
 def test_a_rate_is_files_over_seconds_summed_not_a_mean_of_windows():
-    scaler = warmed(Autoscaler(0, 4))
+    scaler = Autoscaler(0, 4)
     run(scaler, [(100, True, False)])
     judged(scaler, 130)  # the first worker: 130 files/s
     run(scaler, [(130, True, False)])  # the second tried
@@ -100,14 +105,14 @@ def test_a_rate_is_files_over_seconds_summed_not_a_mean_of_windows():
 
 
 def test_the_first_worker_is_kept_unjudged():
-    scaler = warmed(Autoscaler(0, 4))
+    scaler = Autoscaler(0, 4)
     run(scaler, [(20, True, False)])  # the warm-up window: slow
     assert judged(scaler, 20)[-1] == 1  # gave nothing, kept: no rate to judge by
     assert run(scaler, [(20, False, True)] * DOWN)[-1] == 0  # idle: goes
 
 
 def test_hold_doubles_each_time_the_count_fails_again():
-    scaler = warmed(Autoscaler(0, 4))
+    scaler = Autoscaler(0, 4)
     run(scaler, [(100, True, False)])
     judged(scaler, 200)  # the first worker (kept)
     run(scaler, [(200, True, False)])
@@ -124,18 +129,18 @@ def test_hold_doubles_each_time_the_count_fails_again():
 
 
 def test_bounded_by_max_workers_and_by_what_the_cluster_can_place():
-    scaler = warmed(Autoscaler(0, 2))
+    scaler = Autoscaler(0, 2)
     for _ in range(2):
         run(scaler, [(100 * (scaler.target + 1), True, False)])
         judged(scaler, 100 * (scaler.target + 1))
     assert scaler.target == 2
     assert run(scaler, [(300, True, False)] * 10) == [2] * 10
-    scaler = warmed(Autoscaler(0, 8))
+    scaler = Autoscaler(0, 8)
     assert run(scaler, [(100, True, False)] * 5, most=0) == [0] * 5
 
 
 def test_down_slowly_when_idle_and_back_if_it_cost():
-    scaler = warmed(Autoscaler(0, 8))
+    scaler = Autoscaler(0, 8)
     for _ in range(3):
         run(scaler, [(100 * (scaler.target + 1), True, False)])
         judged(scaler, 100 * (scaler.target + 1))
@@ -151,14 +156,14 @@ def test_down_slowly_when_idle_and_back_if_it_cost():
 
 
 def test_idle_windows_must_be_in_a_row():
-    scaler = warmed(Autoscaler(1, 4))
+    scaler = Autoscaler(1, 4)
     pattern = [(100, False, True)] * (DOWN - 1) + [(100, False, False)]
     assert set(run(scaler, pattern * 4)) == {1}
     assert run(scaler, [(100, False, True)] * DOWN)[-1] == 1  # min_workers
 
 
 def test_a_start_under_way_holds_and_measures_nothing():
-    scaler = warmed(Autoscaler(0, 4))
+    scaler = Autoscaler(0, 4)
     run(scaler, [(100, True, False)])
     assert scaler.target == 1
     # The worker still starting (ready 0): nothing is judged however long.
@@ -170,20 +175,20 @@ def test_an_epochs_ramp_is_not_measured():
     # Each epoch's first windows, before the workers' first batch, run at
     # the local sweep's rate whatever the count: a trial that took them in
     # read a second worker's 2x as nothing.
-    scaler = warmed(Autoscaler(0, 4))
+    scaler = Autoscaler(0, 4)
     run(scaler, [(100, True, False)] * (1 + TRIAL))  # the first worker, kept unjudged
     assert run(scaler, [(100, True, False)]) == [2]  # the next tried at once
     ramp = [scaler.window(100, SECOND, 1.0, False, 2, ramp=True) for _ in range(TRIAL)]
     assert ramp == [2] * TRIAL and scaler.trial is not None  # nothing judged
     assert judged(scaler, 200)[-1] == 2  # judged on the steady windows: kept
     # Without the ramp flag, the same windows make the trial fail.
-    other = warmed(Autoscaler(0, 4))
+    other = Autoscaler(0, 4)
     assert run(other, [(100, True, False)] * (2 + TRIAL))[-1] == 2
     assert run(other, [(100, True, False)] * TRIAL + [(200, True, False)] * TRIAL)[-1] == 1
 
 
 def test_a_cluster_that_lost_room_lowers_the_target():
-    scaler = warmed(Autoscaler(0, 4))
+    scaler = Autoscaler(0, 4)
     for _ in range(3):
         run(scaler, [(100 * (scaler.target + 1), True, False)])
         judged(scaler, 100 * (scaler.target + 1))
@@ -193,7 +198,7 @@ def test_a_cluster_that_lost_room_lowers_the_target():
 
 
 def test_fixed_count_never_moves():
-    scaler = warmed(Autoscaler(3, 3))
+    scaler = Autoscaler(3, 3)
     assert scaler.target == 3
     assert set(run(scaler, [(1, True, False), (1, False, True)] * 20, ready=1)) == {3}
 
@@ -219,7 +224,8 @@ def test_the_governor_tries_the_workers_again_when_more_serve():
     # Measured below the local rate, it goes back to the local sweep.
     governor.batch(10, 0.25, 1.0)
     assert governor.local_cap is None and governor.last_window == (10, 1.0, 1)
-    assert governor.last_wait_share == 0.25 and not governor.last_ramp
+    # (an epoch's first batch: its wait is not in the share)
+    assert governor.last_wait_share == 0.0 and not governor.last_ramp
 
 
 def test_the_governor_publishes_its_ramp_verdict_for_the_autoscaler():
