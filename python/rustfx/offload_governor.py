@@ -79,8 +79,8 @@ class Governor:
       - when: the workers are tried only once the trainer waited in a
         local window, WAIT_SHARE of its time or more (a next() over 50 us,
         rustfx.pipeline.NOT_INPUT_BOUND_SECONDS, counts as a wait in the
-        report; two of them close the first window early); a local window
-        in which it waited less stays local;
+        report; two of them, if WAIT_SHARE of the time, close the first
+        window early); a local window in which it waited less stays local;
       - how much: hill climbing on the measured files/s. An arm's rate
         is its files over its seconds summed over its latest windows,
         RATE_SECONDS of them, never one window's: a window holds a few
@@ -182,9 +182,11 @@ class Governor:
             self.wait_seconds += wait_seconds
         self.epoch_batches += 1
         self.ramp |= bool(ramp)
-        # Two waits close a local window early while the workers are untried.
+        # Two waits close a local window early while the workers are untried,
+        # if they are a stall (WAIT_SHARE): a trainer-bound run's hiccups had
+        # closed windows of 2 batches, where one 5 ms wait read as a stall.
         early = (self.local_cap is None and self.rates[self.UNCAPPED] is None
-                 and self.waited >= 2)
+                 and self.waited >= 2 and self.wait_seconds >= WAIT_SHARE * (now - self.since))
         if not early and (self.batches < self.window
                           or now - self.since < self.WINDOW_SECONDS):
             return False

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from rustfx.offload_autoscaler import Autoscaler
+from rustfx.offload_governor import WAIT_SHARE
 
 
 # Windows of one second each unless a test says otherwise: a window's
@@ -226,6 +227,27 @@ def test_the_governor_tries_the_workers_again_when_more_serve():
     assert governor.local_cap is None and governor.last_window == (10, 1.0, 1)
     # (an epoch's first batch: its wait is not in the share)
     assert governor.last_wait_share == 0.0 and not governor.last_ramp
+
+
+def test_a_trainer_bound_runs_hiccups_close_no_window_early():
+    # 50 ms steps, each next() 0.1-5 ms: waits by count (over 50 us), not
+    # a stall. Windows close at `window` batches, and the share is tiny.
+    from rustfx.offload_governor import Governor
+
+    governor, now = Governor("when_waiting", window=8, now=0.0), 0.0
+    governor.new_epoch(now)
+    for batch in range(64):
+        wait = 0.005 if batch % 8 == 3 else 0.0001
+        now += 0.05 + wait
+        if governor.batch(32, wait, now):
+            assert governor.last_window[1] >= 8 * 0.05, governor.last_window
+            assert governor.last_wait_share < WAIT_SHARE
+    assert governor.local_cap is None  # no probe of the workers
+    # Input-bound (every batch waited for): two waits close the first window.
+    governor, now = Governor("when_waiting", window=8, now=0.0), 0.0
+    governor.new_epoch(now)
+    closed = [governor.batch(32, 0.05, now := now + 0.05) for _ in range(2)]
+    assert closed == [False, True] and governor.local_cap == 1.0
 
 
 def test_the_governor_publishes_its_ramp_verdict_for_the_autoscaler():
