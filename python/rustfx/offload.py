@@ -54,8 +54,9 @@ how), and the local sweep, left mid-way, is dropped on a thread that ends
 once TF has deleted it (_retire: TF's delete waits for its calls under
 way, seconds the next epoch need not wait), so nothing is left behind
 epoch after epoch. (A read that outlives its cancel by JOIN_SECONDS is
-left with a warning; later epochs' jobs go on beside it: _why_no_job.) An Offload runs one epoch at a time: a second
-iteration while one runs raises RuntimeError.
+left with a warning; later epochs' jobs go on beside it: _why_no_job.)
+An Offload runs one epoch at a time: a second iteration while one runs
+raises RuntimeError.
 
 Rows are those of local FX, bit for bit: the same ops, deterministic.
 """

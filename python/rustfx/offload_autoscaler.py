@@ -15,10 +15,10 @@ class Autoscaler:
     (their batches not wanted: the governor on the local sweep only, or
     their queue full). The trainer "waits" in a window when that share is
     WAIT_SHARE or more (rustfx.offload_governor says why; an epoch's first
-    batch, its pipeline starting, is left out). Every rate is files over seconds summed over windows, never a
-    window's own: a window holds a few batches, and PE files' sizes (and
-    this machine kind's speed) make one window's rate swing by more than
-    a worker adds. The rules:
+    batch, its pipeline starting, is left out). Every rate is files over
+    seconds summed over windows, never a window's own: a window holds a
+    few batches, and PE files' sizes (and this machine kind's speed) make
+    one window's rate swing by more than a worker adds. The rules:
       - up, fast: while the trainer waits, one more worker (the first as
         soon as it waits). Each addition is a trial: once the new worker
         serves (`ready` reaches the target), SETTLE_SECONDS of windows
