@@ -4,18 +4,18 @@ autoscaler. Its rules are written here only, in `Autoscaler`'s doc
 "Launchers", says how it fits)."""
 
 
-from rustfx.offload_governor import WAIT_SHARE, Windows
+from rustfx.offload_governor import Windows
 
 
 class Autoscaler:
     """The worker count, decided at each governor window (rustfx.offload's
     Governor; a window is at least `patience` batches and 0.25 s) from
-    what that window measured: its files and seconds, the share of them
-    the trainer waited for its batches, and whether the workers sat idle
-    (their batches not wanted: the governor on the local sweep only, or
-    their queue full). The trainer "waits" in a window when that share is
-    WAIT_SHARE or more (rustfx.offload_governor says why; an epoch's first
-    batch, its pipeline starting, is left out). Every rate is files over
+    what that window measured: its files and seconds, whether the trainer
+    waited for its batches, and whether the workers sat idle (their
+    batches not wanted: the governor on the local sweep only, or their
+    queue full). Whether it waited is the governor's verdict, `last_stalled`
+    (a share of the window: rustfx.offload_governor.WAIT_SHARE says why),
+    decided there only. Every rate is files over
     seconds summed over windows, never a window's own: a window holds a
     few batches, and PE files' sizes (and this machine kind's speed) make
     one window's rate swing by more than a worker adds. The rules:
@@ -53,7 +53,6 @@ class Autoscaler:
     rules are tested with made-up windows (tests/python/test_offload_autoscaler.py)."""
 
     GAIN = 1.05
-    WAIT_SHARE = WAIT_SHARE
     SETTLE_SECONDS, MEASURE_SECONDS = 0.25, 2.0
     DOWN_SECONDS = 5.0
     HOLD_FIRST, HOLD_MOST = 10.0, 160.0
@@ -85,21 +84,22 @@ class Autoscaler:
         length = self.HOLD_FIRST if not length else min(self.HOLD_MOST, 2 * length)
         self.holds[count] = (self.seconds + length, length)
 
-    def window(self, files, seconds, wait_share, idle, ready, most=None, ramp=False):
+    def window(self, files, seconds, waited, idle, ready, most=None, ramp=False):
         """A governor window closed (`files` delivered in `seconds`, the
-        trainer waiting for input `wait_share` of them); returns the
-        target worker count. `ready`: workers serving now;
-        `most`: how many could serve at most now (the cluster's free CPUs;
-        None: max_workers); `ramp`: the window began before the epoch's
+        trainer `waited` for input); returns the target worker count.
+        `ready`: workers serving now; `most`: a callable, how many could
+        serve at most now (the cluster's free CPUs; None: max_workers),
+        called only when a worker is missing or would be added (for Ray
+        it asks the cluster); `ramp`: the window began before the epoch's
         first batch from the workers."""
         seconds = max(0.0, seconds)
         self.seconds += seconds
-        waited = wait_share >= self.WAIT_SHARE
         if self.fixed:
             return self.target
-        if most is not None and self.target > max(most, self.min_workers) and ready < self.target:
-            # The cluster lost room (a node gone): what it can hold now.
-            self._set(max(most, self.min_workers))
+        if most is not None and ready < self.target:
+            room = max(most(), self.min_workers)
+            if self.target > room:  # the cluster lost room (a node gone): what it holds now
+                self._set(room)
         if ready != self.target or (ramp and ready):
             return self.target  # a start, a stop or a job under way: hold, measure nothing
         if self.trial is not None:
@@ -108,8 +108,8 @@ class Autoscaler:
         if seconds > 0:  # a clock that did not move says nothing
             self._measure(files, seconds)
         self.idle_seconds = self.idle_seconds + seconds if idle else 0.0
-        ceiling = self.max_workers if most is None else min(self.max_workers, most)
-        if waited and self.target < ceiling and not self._held(self.target + 1):
+        if (waited and self.target < self.max_workers and not self._held(self.target + 1)
+                and (most is None or self.target < most())):
             self._change(+1)
         elif (self.idle_seconds >= self.DOWN_SECONDS and self.target > self.min_workers
               and not self._held(self.target - 1)):

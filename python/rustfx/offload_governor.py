@@ -137,6 +137,7 @@ class Governor:
         self.epoch_batches = 0                  # this epoch's so far
         self.last_window = (0, 0.0, 0)  # the last closed window's files, seconds, waits
         self.last_wait_share = 0.0  # its share of seconds the trainer waited for input
+        self.last_stalled = False   # that share was WAIT_SHARE or more: the trainer waited
         self.last_ramp = False      # it was an epoch's ramp on a workers' arm
         self._reset(time.perf_counter() if now is None else now)
 
@@ -241,6 +242,7 @@ class Governor:
         seconds = now - self.since
         self.last_window = (self.files, seconds, self.waited)
         self.last_wait_share = self.wait_seconds / seconds if seconds > 0 else 0.0
+        self.last_stalled = self.last_wait_share >= WAIT_SHARE  # the autoscaler's "waited" too
         # Its ramp on a workers' arm, for the governor and the autoscaler.
         self.last_ramp = self.ramp and self.local_cap is not None and instead is None
         if self.workers_gone:  # local until the epoch ends: nothing to learn
@@ -253,7 +255,7 @@ class Governor:
         ramp = self.last_ramp
         if seconds > 0 and self.files and not stalled and not ramp:
             self._record(self.files, seconds)  # a clock that did not move says nothing
-        waited = self.last_wait_share >= WAIT_SHARE
+        waited = self.last_stalled
         self._reset(now)
         if ramp:
             return  # the job's start, not the arm's rate: the probe or the arm goes on

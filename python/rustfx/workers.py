@@ -397,7 +397,7 @@ class _Pool:
 
     def window(self, governor, idle):
         """A governor window closed (its figures in governor.last_window,
-        last_wait_share and last_ramp): the governor hears of a changed
+        last_stalled and last_ramp): the governor hears of a changed
         serving count, and the autoscaler sets the target. `idle`: the
         workers' batches were not wanted."""
         ready = self.ready
@@ -405,8 +405,8 @@ class _Pool:
             governor.workers_changed(more=ready > self.seen_ready)
             self.seen_ready = ready
         files, seconds, _ = governor.last_window
-        target = self.autoscaler.window(files, seconds, governor.last_wait_share, idle, ready,
-                                        self.most(), ramp=governor.last_ramp)
+        target = self.autoscaler.window(files, seconds, governor.last_stalled, idle, ready,
+                                        self.most, ramp=governor.last_ramp)
         if target != self.target:
             self.set_target(target)
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from rustfx.offload_autoscaler import Autoscaler
-from rustfx.offload_governor import WAIT_SHARE
+from rustfx.offload_governor import WAIT_SHARE, Governor
 
 
 # Windows of one second each unless a test says otherwise: a window's
@@ -18,21 +18,15 @@ HOLD_FIRST = int(Autoscaler.HOLD_FIRST)
 DOWN = int(Autoscaler.DOWN_SECONDS)
 
 
-def share(waited):
-    """A window's wait share: `waited` as given, or for True/False all of
-    the window / none of it."""
-    return float(waited) if not isinstance(waited, bool) else (1.0 if waited else 0.0)
-
-
 def run(scaler, windows, ready=None, most=None):
-    """Feeds `windows` [(files/s, waited, idle)] of a second each (waited:
-    True, False or a wait share), the workers serving as soon as asked
-    (ready = the target) unless `ready` is given; the targets."""
+    """Feeds `windows` [(files/s, waited, idle)] of a second each, the
+    workers serving as soon as asked (ready = the target) unless `ready`
+    is given, the cluster's room `most` unless None; the targets."""
     targets = []
+    room = None if most is None else (lambda: most)
     for rate, waited, idle in windows:
         now_ready = scaler.target if ready is None else ready
-        targets.append(scaler.window(rate * SECOND, SECOND, share(waited), idle, now_ready,
-                                     most))
+        targets.append(scaler.window(rate * SECOND, SECOND, waited, idle, now_ready, room))
     return targets
 
 
@@ -52,8 +46,6 @@ def test_no_wait_no_worker_beyond_min():
 def test_an_epochs_first_batch_is_not_a_wait():
     # Each epoch's first batch waits for its pipeline to start, whatever the
     # workers: a trainer-bound run read each epoch's first window as a stall.
-    from rustfx.offload_governor import WAIT_SHARE, Governor
-
     governor = Governor("when_waiting", window=2, now=0.0)
     for epoch in range(3):
         start = 10.0 * epoch
@@ -69,12 +61,43 @@ def test_an_epochs_first_batch_is_not_a_wait():
 
 def test_a_wait_is_a_share_of_the_window_not_one_slow_batch():
     # A trainer-bound run (50 ms a step) has a next() over 50 us now and
-    # then: a few tenths of a percent of its time, no wait; a worker is
-    # added only from WAIT_SHARE up.
-    below = Autoscaler.WAIT_SHARE * 0.9
+    # then: a few tenths of a percent of its time, no wait. The governor's
+    # verdict, last_stalled, is what the autoscaler adds a worker on.
+    def window(governor, start, share):
+        """Two batches over one second, the second waited `share` of it."""
+        governor.batch(32, 0.0, start + 0.5)
+        governor.batch(32, share, start + 1.0)
+        return governor.last_stalled
+
+    governor = Governor("when_waiting", window=2, now=0.0)
+    assert not any(window(governor, float(t), WAIT_SHARE * 0.9) for t in range(50))
+    assert governor.local_cap is None  # no probe of the workers either
+    assert window(governor, 50.0, WAIT_SHARE)
+    assert governor.local_cap == 1.0
     scaler = Autoscaler(0, 8)
-    assert run(scaler, [(100, below, False)] * 50) == [0] * 50
-    assert run(scaler, [(100, Autoscaler.WAIT_SHARE, False)]) == [1]
+    assert run(scaler, [(100, False, False)] * 50) == [0] * 50
+    assert run(scaler, [(100, governor.last_stalled, False)]) == [1]
+
+
+def test_the_clusters_room_is_asked_only_when_it_matters():
+    # For Ray, `most` asks the cluster (ray.available_resources and each
+    # handle, under the pool's lock): not at every window of a fixed or a
+    # settled count.
+    asked = []
+
+    def room():
+        asked.append(1)
+        return 8
+
+    fixed = Autoscaler(3, 3)
+    for _ in range(20):
+        fixed.window(100, SECOND, True, False, 3, room)
+    scaler = Autoscaler(0, 8)
+    for _ in range(20):
+        scaler.window(100, SECOND, False, False, 0, room)
+    assert asked == []  # no wait, nothing missing: never asked
+    scaler.window(100, SECOND, True, False, 0, room)
+    assert scaler.target == 1 and len(asked) == 1  # asked before adding
 
 
 def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
