@@ -50,10 +50,10 @@ worker at all, the epoch runs locally. However an epoch ends (its last
 batch, an exception, or its generator closed or dropped), the thread that
 reads the workers' job has its read cancelled and is joined
 (report["remote_joined"]; rustfx._tf_internals.CancellableIterator says
-how), and the local sweep, left mid-way, is dropped on a thread that ends
-once TF has deleted it (_retire: TF's delete waits for its calls under
-way, seconds the next epoch need not wait), so nothing is left behind
-epoch after epoch. (A read that outlives its cancel by JOIN_SECONDS is
+how), and both iterators, the local sweep's and the job's, often left
+mid-way, are dropped on threads that end once TF has deleted them
+(_retire: TF's delete waits for its calls under way, seconds the trainer
+need not wait), so nothing is left behind epoch after epoch. (A read that outlives its cancel by JOIN_SECONDS is
 left with a warning; later epochs' jobs go on beside it: _why_no_job.)
 An Offload runs one epoch at a time: a second iteration while one runs
 raises RuntimeError.
@@ -272,13 +272,19 @@ class Offload:
             report.update(pool.summary(time.perf_counter()))
 
         def remote():  # a thread: the workers' batches, fetched only while allowed
+            # The job's iterator is held in a list only, and dropped on a
+            # thread of its own (_retire) when this one ends: deleting it
+            # waits for TF's client threads, whose retries of a lost worker
+            # sleep up to 10 s between tries, and the trainer's epoch end
+            # joins this thread (measured: a join of 1-10+ s was that delete).
+            batches = []
             try:
-                batches = CancellableIterator(remote_dataset, state.cancel)
+                batches.append(CancellableIterator(remote_dataset, state.cancel))
                 if not state.start_reading():
                     return
                 while True:
                     asked = time.perf_counter()
-                    indices, rows = batches.next() or (None, None)
+                    indices, rows = batches[0].next() or (None, None)
                     if indices is None:
                         break
                     if self.cut == "before_fx":
@@ -293,6 +299,8 @@ class Offload:
             except Exception as error:  # noqa: BLE001 - reported, the local sweep goes on
                 if not state.done.is_set():  # not the epoch's end cancelling it
                     state.put((None, error))
+            finally:
+                _retire(batches)
 
         local_dataset, remote_dataset = self._datasets(order)
         local = [iter(local_dataset)]  # a list: _retire takes it out of this frame
@@ -512,7 +520,10 @@ class _EpochState:
             self.cancel.start_cancel()
 
 
-JOIN_SECONDS = 10.0
+# How long an epoch's end waits for its remote thread's read to end once
+# cancelled: it ends at once (0.00-0.01 s measured under 2 busy loops, the
+# job's delete being _retire's); 10 s before that delete moved off it.
+JOIN_SECONDS = 3.0
 # The most past epochs' threads, their reads cancelled but not ended, that
 # later epochs make their jobs beside (each holds a TF client's threads).
 LINGERING_MOST = 2
@@ -522,12 +533,13 @@ RAMP_SECONDS = 5.0
 
 
 def _retire(holder):
-    """Drops the epoch's local iterator (holder[0]) on a thread of its
-    own. The local sweep is left mid-way, and TF's delete of an iterator
-    waits, with the GIL released, for its map calls under way and its
-    autotuning to stop: measured 4-10 s at some epochs' ends with the
-    trainer's CPU busy (0.0-1.0 s idle), time the trainer's next epoch
-    need not wait for."""
+    """Drops an epoch's iterator (holder[0]) on a thread of its own: its
+    local sweep's or its workers' job's, each often left mid-way. TF's
+    delete of an iterator waits, with the GIL released, for its calls
+    under way: the local sweep's map calls and autotuning (measured 4-10 s
+    at some epochs' ends with the trainer's CPU busy, 0.0-1.0 s idle), the
+    job client's threads (a retry of a lost worker sleeps up to 10 s):
+    time the trainer need not wait for."""
     threading.Thread(target=holder.clear, daemon=True, name="rustfx-offload-retire").start()
 
 

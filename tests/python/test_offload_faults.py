@@ -136,6 +136,30 @@ def test_a_read_that_outlives_its_cancel_stops_no_later_job(cluster, monkeypatch
     assert off.report["remote"] > 0 and off.report["remote_joined"], off.report
 
 
+def test_the_epochs_end_does_not_wait_for_the_jobs_delete(cluster, monkeypatch):  # noqa: F811
+    """Deleting the job's iterator waits for TF's client threads (a retry
+    of a lost worker sleeps up to 10 s): it runs on a thread of its own,
+    so the epoch's remote thread is joined at once, and the delete ends
+    later, off the trainer's path."""
+    offload_module = importlib.import_module("rustfx.offload")
+    deleted = threading.Event()
+
+    class SlowDelete(offload_module.CancellableIterator):
+        def __del__(self):
+            time.sleep(5.0)
+            deleted.set()
+
+    pipe = pipeline.from_files(text_files(96), ngrams, batch_size=16)
+    off = rustfx.offload(pipe, cluster.address, labels=np.arange(96), remote="always")
+    cluster.start_worker().wait_started()
+    monkeypatch.setattr(offload_module, "JOIN_SECONDS", 1.0)
+    monkeypatch.setattr(offload_module, "CancellableIterator", SlowDelete)
+    assert_exact(run_epoch(off), local_rows(pipe))
+    assert off.report["remote_joined"] and not remote_threads(), off.report
+    assert not deleted.is_set()  # the delete still under way, on its own thread
+    assert deleted.wait(15.0)
+
+
 def test_with_no_worker_each_epochs_thread_is_joined():
     # No worker: the job never delivers, and its thread waits in TF's
     # client; the epoch (local) ends it.
