@@ -31,7 +31,11 @@ class Autoscaler:
         again, up to HOLD_MOST). The first worker of the Offload is kept
         unjudged: the windows before it are the pipeline warming up (the
         first closes after two waits), no rate to compare with; it goes
-        by the idle rule.
+        by the idle rule. So it comes only once the trainer waited in
+        FIRST_WAITS windows in a row: one window can read as a stall in a
+        trainer-bound run (a 20 ms hiccup is 5% of a 0.4 s window;
+        bench-scale's text run at 50 ms steps got a worker so, 8 s into
+        its first epoch, and held it idle through the next).
       - down, slowly: after DOWN_SECONDS of windows in a row of idle
         workers, one fewer. That is a trial too: if the trainer then
         waits and the files/s fell by GAIN, the worker comes back and the
@@ -53,6 +57,7 @@ class Autoscaler:
     rules are tested with made-up windows (tests/python/test_offload_autoscaler.py)."""
 
     GAIN = 1.05
+    FIRST_WAITS = 2
     SETTLE_SECONDS, MEASURE_SECONDS = 0.25, 2.0
     DOWN_SECONDS = 5.0
     HOLD_FIRST, HOLD_MOST = 10.0, 160.0
@@ -70,6 +75,7 @@ class Autoscaler:
         self.seconds = 0.0    # of all windows: the holds' clock
         self.holds = {}       # count -> (until seconds, hold length): not tried till then
         self.added = False    # a worker was added once
+        self.waits_in_row = 0  # measured windows in a row the trainer waited in
 
     @property
     def fixed(self):
@@ -102,13 +108,15 @@ class Autoscaler:
                 self._set(room)
         if ready != self.target or (ramp and ready):
             return self.target  # a start, a stop or a job under way: hold, measure nothing
+        self.waits_in_row = self.waits_in_row + 1 if waited else 0
         if self.trial is not None:
             self._judge(files, seconds, waited)
             return self.target
         if seconds > 0:  # a clock that did not move says nothing
             self._measure(files, seconds)
         self.idle_seconds = self.idle_seconds + seconds if idle else 0.0
-        if (waited and self.target < self.max_workers and not self._held(self.target + 1)
+        if (waited and (self.added or self.waits_in_row >= self.FIRST_WAITS)
+                and self.target < self.max_workers and not self._held(self.target + 1)
                 and (most is None or self.target < most())):
             self._change(+1)
         elif (self.idle_seconds >= self.DOWN_SECONDS and self.target > self.min_workers
