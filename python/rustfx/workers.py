@@ -496,11 +496,13 @@ class _Pool:
             timeline = list(self.timeline)
         before = [c for t, c in timeline if t <= since]
         points = [(0.0, before[-1] if before else 0)]
-        points += [(round(t - since, 3), c) for t, c in timeline if t > since]
+        points += [(t - since, c) for t, c in timeline if t > since and t <= now]
         span = max(now - since, 1e-9)
+        # Over the unrounded times: a change in the last half millisecond,
+        # rounded past `span`, had made a mean of -0.00.
         area = sum(c * ((points[i + 1][0] if i + 1 < len(points) else span) - t)
                    for i, (t, c) in enumerate(points))
-        return {"workers": points, "workers_mean": area / span,
+        return {"workers": [(round(t, 3), c) for t, c in points], "workers_mean": area / span,
                 "workers_max": max(c for _, c in points), "workers_started": self.started,
                 "workers_replaced": self.replaced, "workers_error": self.error}
 

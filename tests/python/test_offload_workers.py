@@ -176,3 +176,24 @@ def test_the_stall_picture_draws_the_worker_count_over_time():
              for x, y in (p.split(",") for p in points)]
     assert drawn == [(0, 0), (1, 0), (1, 2), (3, 2), (3, 1), (4, 1)]
     assert "mean 1.25 workers" in svg
+
+
+def test_the_reports_worker_mean_is_time_weighted_and_never_negative():
+    # The pool's thread can record a change after summary() read the clock:
+    # it is after the epoch, and had made the mean -0.00 (bench-scale).
+    import threading
+
+    from rustfx.workers import _Pool
+
+    pool = object.__new__(_Pool)  # its figures only: no launcher, no thread
+    pool.lock, pool.started, pool.replaced, pool.error = threading.Lock(), 1, 0, None
+    since = time.perf_counter() - 4.0
+    pool.timeline = [(since - 1.0, 0), (since + 1.0, 2), (since + 3.0, 1),
+                     (time.perf_counter() + 5.0, 3)]
+    summary = pool.summary(since)
+    # 0 for 1 s, 2 for 2 s, 1 for the last 1 s or so: (4 + 1) / 4
+    assert summary["workers_mean"] == pytest.approx(5 / 4, rel=0.02)
+    assert summary["workers_max"] == 2
+    assert [c for _, c in summary["workers"]] == [0, 2, 1]
+    pool.timeline = [(since - 1.0, 0), (time.perf_counter() + 0.0004, 1)]
+    assert pool.summary(since)["workers_mean"] >= 0.0
