@@ -53,8 +53,9 @@ reads the workers' job has its read cancelled and is joined
 how), and both iterators, the local sweep's and the job's, often left
 mid-way, are dropped on threads that end once TF has deleted them
 (_retire: TF's delete waits for its calls under way, seconds the trainer
-need not wait), so nothing is left behind epoch after epoch. (A read that outlives its cancel by JOIN_SECONDS is
-left with a warning; later epochs' jobs go on beside it: _why_no_job.)
+need not wait), so nothing is left behind epoch after epoch. (A read
+that outlives its cancel by JOIN_SECONDS is left with a warning; later
+epochs' jobs go on beside it: _why_no_job.)
 An Offload runs one epoch at a time: a second iteration while one runs
 raises RuntimeError.
 
