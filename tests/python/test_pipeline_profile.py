@@ -95,11 +95,18 @@ def test_a_step_of_zero_waits_nearly_all_the_time(name, paths, fx, width_bytes, 
                              elements=128, epochs=1, cache_bytes=1 << 30)
     assert one.action == "offload" and one.workers >= 1, str(one)
     # The independent measurement: the consumer with no step can go no
-    # faster than the pipeline alone, by an order of magnitude.
-    start = time.perf_counter()
-    count = sum(int(b.shape[0]) for b in pipe.dataset())
-    alone = count / (time.perf_counter() - start)
-    assert alone / 10 < prof.elements_per_second < alone * 10, (alone, str(prof))
+    # faster than the pipeline alone, by an order of magnitude. Bounded
+    # below by a first pass (tracing, files read cold) and above by the
+    # faster of it and a warm one: a CI run under load measured 1,245
+    # elements/s on the first pass and 18,220 for the profile's 6 steps.
+    def alone():
+        start = time.perf_counter()
+        count = sum(int(b.shape[0]) for b in pipe.dataset())
+        return count / (time.perf_counter() - start)
+
+    cold = alone()
+    warm = max(cold, alone())
+    assert cold / 10 < prof.elements_per_second < warm * 10, (cold, warm, str(prof))
 
 
 @pytest.mark.parametrize("name,paths,fx,width_bytes,batch", WORKLOADS, ids=IDS)
