@@ -563,5 +563,6 @@ def offload(pipe, dispatcher=None, **kwargs):
     rustfx.workers.Ray(...) (rustfx.workers; not with dispatcher=). Keyword
     arguments: labels (one per file, yielded with each batch), cut
     ("after_fx", "before_fx" or None: measured), remote ("when_waiting",
-    "always", "only" or a local cap from 0 to 1), patience, seed (shuffle each epoch), queue_batches."""
+    "always", "only" or a local cap from 0 to 1), patience, seed (shuffle
+    each epoch), queue_batches."""
     return Offload(pipe, dispatcher, **kwargs)

@@ -19,16 +19,17 @@ class Autoscaler:
     seconds summed over windows, never a window's own: a window holds a
     few batches, and PE files' sizes (and this machine kind's speed) make
     one window's rate swing by more than a worker adds. The rules:
-      - up, fast: while the trainer waits, one more worker (the first as
-        soon as it waits). Each addition is a trial: once the new worker
-        serves (`ready` reaches the target), SETTLE_SECONDS of windows
-        pass, then the files/s over the next MEASURE_SECONDS of windows
-        is compared with the count's before (its last MEASURE_SECONDS).
-        It is kept if it raised the files/s by GAIN, and the next is
-        tried at once if the trainer still waits; else it gave nothing:
-        it is removed, and the count it reached is not tried again for
-        HOLD_FIRST seconds of windows (twice as long each time it fails
-        again, up to HOLD_MOST). The first worker of the Offload is kept
+      - up, fast: while the trainer waits, one more worker (the first
+        once it waited FIRST_WAITS windows in a row). Each addition is a
+        trial: once the new worker serves (`ready` reaches the target),
+        SETTLE_SECONDS of windows pass, then the files/s over the next
+        MEASURE_SECONDS of windows is compared with the count's before
+        (its last MEASURE_SECONDS). It is kept if it raised the files/s
+        by GAIN, and the next is tried at once if the trainer still
+        waits; else it gave nothing: it is removed, and the count it
+        reached is not tried again for HOLD_FIRST seconds of windows
+        (twice as long each time it fails again, up to HOLD_MOST).
+        The first worker of the Offload is kept
         unjudged: the windows before it are the pipeline warming up (the
         first closes after two waits), no rate to compare with; it goes
         by the idle rule. So it comes only once the trainer waited in

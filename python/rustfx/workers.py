@@ -498,8 +498,9 @@ class _Pool:
         points = [(0.0, before[-1] if before else 0)]
         points += [(t - since, c) for t, c in timeline if t > since and t <= now]
         span = max(now - since, 1e-9)
-        # Over the unrounded times: a change in the last half millisecond,
-        # rounded past `span`, had made a mean of -0.00.
+        # Only changes up to `now` (the pool's thread may record one after
+        # the clock was read), summed over unrounded times (a change in the
+        # last half millisecond, rounded past `span`): either made -0.00.
         area = sum(c * ((points[i + 1][0] if i + 1 < len(points) else span) - t)
                    for i, (t, c) in enumerate(points))
         return {"workers": [(round(t, 3), c) for t, c in points], "workers_mean": area / span,
