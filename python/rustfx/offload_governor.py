@@ -98,7 +98,8 @@ class Governor:
         helps by 7%). So with a cheap FX, whose workers cost the trainer
         more than they save, they stay idle;
       - epochs: what was learned (each arm's rate, the arm) is kept from
-        epoch to epoch; a new epoch starts on the arm the last ended on.
+        epoch to epoch; a new epoch starts on the arm the last ended on,
+        a probe under way goes on, a probe due stays due (`new_epoch`).
         Its ramp (a window begun before the workers' first batch of the
         epoch, `ramp` of `batch`) on a workers' arm is neither recorded
         nor counted in a probe: each epoch's job reaches the workers
@@ -230,12 +231,16 @@ class Governor:
 
     def new_epoch(self, now):
         """A new epoch starts on the arm the last ended on (its rates kept,
-        the next probe soon): its workers' job is new."""
-        if self.probe_from is not None:  # a probe cut short: back where it came from
-            self.arm, self.probe_from = self.probe_from, None
+        the next probe soon): its workers' job is new. A probe the last
+        epoch's end cut short goes on, and a probe due goes on being due:
+        epochs of fewer windows than a probe takes (1-3 s, a few hundred
+        PE files) had sent each probe back and counted down from
+        PROBE_FIRST again, and a governor sat on the local sweep alone at
+        half the files/s of one worker's arm."""
         self.workers_gone = False
         self.epoch_batches = 0
-        self.interval = self.until_probe = self.PROBE_FIRST
+        self.interval = self.PROBE_FIRST
+        self.until_probe = min(self.until_probe, self.PROBE_FIRST)
         self._reset(now)
 
     def _close(self, now, instead=None):

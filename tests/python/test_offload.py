@@ -264,6 +264,26 @@ def test_the_governor_leaves_an_epochs_ramp_out():
     assert windows <= 4 and governor.rates[arm] == pytest.approx(100), governor.rates
 
 
+@pytest.mark.parametrize("batches_per_epoch", [3, 12])
+def test_the_governor_leaves_the_local_sweep_in_epochs_shorter_than_a_probe(batches_per_epoch):
+    # Epochs of a few windows (1-3 s: a few hundred PE files), the workers'
+    # arms at 2x the local sweep but for each epoch's first batch (their
+    # job starting: a ramp). Each epoch's end had sent a probe back to the
+    # local sweep and counted the next down from the start: 67% and 99% of
+    # the batches local, a run at half the files/s it could have.
+    from rustfx.offload_governor import Governor
+    governor, now, runs = Governor("when_waiting", window=1, now=0.0), 0.0, []
+    for _ in range(60):
+        governor.new_epoch(now)
+        for batch in range(batches_per_epoch):
+            cap, ramp = governor.local_cap, batch == 0
+            runs.append(cap)
+            step = 32 / (300.0 if cap is None or ramp else 600.0)
+            now += step
+            governor.batch(32, step, now, ramp=ramp and cap is not None)
+    assert runs.count(None) < 0.25 * len(runs), {a: runs.count(a) for a in Governor.ARMS}
+
+
 def test_the_governor_stays_local_unless_the_workers_pay_5_percent():
     from rustfx.offload_governor import Governor
     runs = simulate(lambda cap: 1.0 if cap is None else 1.03)
