@@ -22,13 +22,19 @@ class Autoscaler:
       - up, fast: while the trainer waits, one more worker (the first
         once it waited FIRST_WAITS windows in a row). Each addition is a
         trial: once the new worker serves (`ready` reaches the target),
-        SETTLE_SECONDS of windows pass, then the files/s over the next
-        MEASURE_SECONDS of windows is compared with the count's before
-        (its last MEASURE_SECONDS). It is kept if it raised the files/s
-        by GAIN, and the next is tried at once if the trainer still
-        waits; else it gave nothing: it is removed, and the count it
-        reached is not tried again for HOLD_FIRST seconds of windows
-        (twice as long each time it fails again, up to HOLD_MOST).
+        SETTLE_SECONDS of windows pass, then the files/s over its
+        windows since is compared with the count's before (its last
+        MEASURE_SECONDS), at each window once they cover MEASURE_SECONDS.
+        It is kept as soon as it raised the files/s by GAIN, and the next
+        is tried at once if the trainer still waits; it gave nothing if
+        it reads no more than before, or still short of GAIN after
+        MEASURE_MOST_SECONDS: it is removed, and the count it reached is
+        not tried again for HOLD_FIRST seconds of windows (twice as long
+        each time it fails again, up to HOLD_MOST). A reading between is
+        measured on, over more windows: one window's rate swings by
+        15-20% with PE files (330-465 files/s at one count), and 2 s of
+        them had read a second worker's 1.2x as 1.03x (a failed trial
+        holds its count 10 s: a climb to 4 workers took 46-61 s).
         The first worker of the Offload is kept
         unjudged: the windows before it are the pipeline warming up (the
         first closes after two waits), no rate to compare with; it goes
@@ -52,14 +58,17 @@ class Autoscaler:
         workers' first batch of the epoch): each epoch's job reaches the
         workers 0.75-1.4 s after it starts (bench-scale), whatever their
         count, and a 2 s trial that held a ramp read as no gain (a run
-        stayed at 1 worker where 2-4 gave 2x).
+        stayed at 1 worker where 2-4 gave 2x); nor, while workers serve,
+        a governor's probe (`probe`: the window ran a neighbouring arm,
+        not the one the governor settled on; a probe of a worse cap in a
+        trial read as no gain).
     min_workers == max_workers: a fixed count, no rule runs.
     The clock is the windows' seconds; nothing here reads time, so the
     rules are tested with made-up windows (tests/python/test_offload_autoscaler.py)."""
 
     GAIN = 1.05
     FIRST_WAITS = 2
-    SETTLE_SECONDS, MEASURE_SECONDS = 0.25, 2.0
+    SETTLE_SECONDS, MEASURE_SECONDS, MEASURE_MOST_SECONDS = 0.25, 2.0, 6.0
     DOWN_SECONDS = 5.0
     HOLD_FIRST, HOLD_MOST = 10.0, 160.0
 
@@ -91,14 +100,15 @@ class Autoscaler:
         length = self.HOLD_FIRST if not length else min(self.HOLD_MOST, 2 * length)
         self.holds[count] = (self.seconds + length, length)
 
-    def window(self, files, seconds, waited, idle, ready, most=None, ramp=False):
+    def window(self, files, seconds, waited, idle, ready, most=None, ramp=False,
+               probe=False):
         """A governor window closed (`files` delivered in `seconds`, the
         trainer `waited` for input); returns the target worker count.
         `ready`: workers serving now; `most`: a callable, how many could
         serve at most now (the cluster's free CPUs; None: max_workers),
         called only when a worker is missing or would be added (for Ray
         it asks the cluster); `ramp`: the window began before the epoch's
-        first batch from the workers."""
+        first batch from the workers; `probe`: it ran a governor's probe."""
         seconds = max(0.0, seconds)
         self.seconds += seconds
         if self.fixed:
@@ -107,8 +117,9 @@ class Autoscaler:
             room = max(most(), self.min_workers)
             if self.target > room:  # the cluster lost room (a node gone): what it holds now
                 self._set(room)
-        if ready != self.target or (ramp and ready):
-            return self.target  # a start, a stop or a job under way: hold, measure nothing
+        if ready != self.target or ((ramp or probe) and ready):
+            # A start, a stop, a job under way or a probe: hold, measure nothing.
+            return self.target
         self.waits_in_row = self.waits_in_row + 1 if waited else 0
         if self.trial is not None:
             self._judge(files, seconds, waited)
@@ -154,6 +165,10 @@ class Autoscaler:
         if trial.windows.seconds < self.MEASURE_SECONDS:
             return
         after = trial.windows.rate
+        if (trial.step > 0 and trial.before is not None
+                and trial.before < after < self.GAIN * trial.before
+                and trial.windows.seconds < self.MEASURE_MOST_SECONDS):
+            return  # between no gain and GAIN: more windows tell
         self.trial = None
         self.rates[self.target] = after
         if trial.before is None:

@@ -140,6 +140,7 @@ class Governor:
         self.last_wait_share = 0.0  # its share of seconds the trainer waited for input
         self.last_stalled = False   # that share was WAIT_SHARE or more: the trainer waited
         self.last_ramp = False      # it was an epoch's ramp on a workers' arm
+        self.last_probe = False     # it ran a probe's arm, not the one settled on
         self._reset(time.perf_counter() if now is None else now)
 
     @property
@@ -230,17 +231,15 @@ class Governor:
             self.probe_windows.clear()
 
     def new_epoch(self, now):
-        """A new epoch starts on the arm the last ended on (its rates kept,
-        the next probe soon): its workers' job is new. A probe the last
-        epoch's end cut short goes on, and a probe due goes on being due:
-        epochs of fewer windows than a probe takes (1-3 s, a few hundred
-        PE files) had sent each probe back and counted down from
-        PROBE_FIRST again, and a governor sat on the local sweep alone at
-        half the files/s of one worker's arm."""
+        """A new epoch starts on the arm the last ended on (its rates
+        kept): its workers' job is new. A probe the last epoch's end cut
+        short goes on, and the probes' count-down goes on: epochs of fewer
+        windows than a probe takes (1-3 s, a few hundred PE files) had
+        sent each probe back and counted down from PROBE_FIRST again, and
+        a governor sat on the local sweep alone at half the files/s of
+        one worker's arm."""
         self.workers_gone = False
         self.epoch_batches = 0
-        self.interval = self.PROBE_FIRST
-        self.until_probe = min(self.until_probe, self.PROBE_FIRST)
         self._reset(now)
 
     def _close(self, now, instead=None):
@@ -248,8 +247,11 @@ class Governor:
         self.last_window = (self.files, seconds, self.waited)
         self.last_wait_share = self.wait_seconds / seconds if seconds > 0 else 0.0
         self.last_stalled = self.last_wait_share >= WAIT_SHARE  # the autoscaler's "waited" too
-        # Its ramp on a workers' arm, for the governor and the autoscaler.
+        # Its ramp on a workers' arm, for the governor and the autoscaler;
+        # a probe's window, for the autoscaler (it measures counts on the
+        # arm settled on: a probe of a worse arm in a trial read as no gain).
         self.last_ramp = self.ramp and self.local_cap is not None and instead is None
+        self.last_probe = self.probe_from is not None and self.fixed is None
         if self.workers_gone:  # local until the epoch ends: nothing to learn
             self._reset(now)
             return

@@ -397,7 +397,7 @@ class _Pool:
 
     def window(self, governor, idle):
         """A governor window closed (its figures in governor.last_window,
-        last_stalled and last_ramp): the governor hears of a changed
+        last_stalled, last_ramp and last_probe): the governor hears of a changed
         serving count, and the autoscaler sets the target. `idle`: the
         workers' batches were not wanted."""
         ready = self.ready
@@ -406,7 +406,8 @@ class _Pool:
             self.seen_ready = ready
         files, seconds, _ = governor.last_window
         target = self.autoscaler.window(files, seconds, governor.last_stalled, idle, ready,
-                                        self.most, ramp=governor.last_ramp)
+                                        self.most, ramp=governor.last_ramp,
+                                        probe=governor.last_probe)
         if target != self.target:
             self.set_target(target)
 

@@ -14,6 +14,7 @@ from rustfx.offload_governor import WAIT_SHARE, Governor
 # files are then its files/s, and seconds count as windows.
 SECOND = 1.0
 TRIAL = math.ceil(Autoscaler.SETTLE_SECONDS) + math.ceil(Autoscaler.MEASURE_SECONDS)
+MEASURE_ON = math.ceil(Autoscaler.MEASURE_MOST_SECONDS - Autoscaler.MEASURE_SECONDS)
 HOLD_FIRST = int(Autoscaler.HOLD_FIRST)
 DOWN = int(Autoscaler.DOWN_SECONDS)
 
@@ -124,7 +125,8 @@ def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
     assert run(scaler, [(150, True, False)]) == [2]  # ...and the next tried at once
     assert judged(scaler, 200)[-1] == 2
     assert run(scaler, [(200, True, False)]) == [3]
-    assert judged(scaler, 202)[-1] == 2              # +1%: gave nothing, removed
+    assert judged(scaler, 202)[-1] == 3              # +1%: between, measured on...
+    assert run(scaler, [(202, True, False)] * MEASURE_ON)[-1] == 2  # ...short of GAIN: removed
     # The count that gave nothing is held for HOLD_FIRST seconds.
     held = run(scaler, [(200, True, False)] * (HOLD_FIRST - 1))
     assert set(held) == {2}
@@ -138,11 +140,42 @@ def test_a_rate_is_files_over_seconds_summed_not_a_mean_of_windows():
     run(scaler, [(130, True, False)])  # the second tried
     assert scaler.target == 2
     run(scaler, [(130, True, False)])  # settling
-    # One short window at 600 files/s, then 2.5 s at 40: the mean of the
-    # windows' rates is 320, but 400 files in 3 s is 133, not 5% over 130.
-    for files, seconds in [(300, 0.5), (100, 2.5)]:
+    # One short window at 600 files/s, then 2.5 s at 32: the mean of the
+    # windows' rates is 316, but 380 files in 3 s is 127, under 130.
+    for files, seconds in [(300, 0.5), (80, 2.5)]:
         scaler.window(files, seconds, True, False, scaler.target)
     assert scaler.trial is None and scaler.target == 1
+
+
+def test_a_trial_short_of_gain_but_above_before_is_measured_on():
+    # One window's rate swings by 15-20% with PE files: a second worker's
+    # 1.2x read 1.03x over its first 2 s, and the failed trial held the
+    # count for 10 s. Between no gain and GAIN, more windows tell.
+    scaler = Autoscaler(0, 4)
+    add(scaler, 100)
+    judged(scaler, 100)  # the first worker (kept)
+    run(scaler, [(100, True, False)])  # the second tried
+    assert judged(scaler, 103)[-1] == 2 and scaler.trial is not None  # measured on
+    assert run(scaler, [(140, True, False)])[-1] == 2  # 386 files in 3 s: 1.29x
+    assert scaler.trial is None and scaler.target == 2
+    assert run(scaler, [(140, True, False)]) == [3]  # kept, the next tried at once
+    assert judged(scaler, 110)[-1] == 2  # under its before (115, its trial): removed at once
+
+
+def test_a_governors_probe_is_not_measured():
+    # The governor probes a neighbouring arm soon after a count changes: a
+    # probe of a worse cap inside a trial read as no gain.
+    scaler = Autoscaler(0, 4)
+    add(scaler, 100)
+    judged(scaler, 100)
+    run(scaler, [(100, True, False)])  # the second tried
+    probes = [scaler.window(50, SECOND, True, False, 2, probe=True) for _ in range(2 * TRIAL)]
+    assert probes == [2] * (2 * TRIAL) and scaler.trial is not None  # nothing judged
+    assert judged(scaler, 150)[-1] == 2 and scaler.trial is None  # kept on its own arm's
+    # With no worker serving, a probe changes nothing: its waits count.
+    first = Autoscaler(0, 4)
+    assert [first.window(100, SECOND, True, False, 0, probe=True)
+            for _ in range(Autoscaler.FIRST_WAITS)] == [0, 1]
 
 
 def test_the_first_worker_is_kept_unjudged():
@@ -267,6 +300,9 @@ def test_the_governor_tries_the_workers_again_when_more_serve():
     assert governor.local_cap is None and governor.last_window == (10, 1.0, 1)
     # (an epoch's first batch: its wait is not in the share)
     assert governor.last_wait_share == 0.0 and not governor.last_ramp
+    assert governor.last_probe  # that window was a probe: not the autoscaler's to measure
+    governor.batch(10, 0.25, 2.0)
+    assert not governor.last_probe
 
 
 def test_a_trainer_bound_runs_hiccups_close_no_window_early():
