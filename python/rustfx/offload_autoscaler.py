@@ -33,16 +33,16 @@ class Autoscaler:
         each time it fails again, up to HOLD_MOST). A reading between is
         measured on, over more windows: one window's rate swings by
         15-20% with PE files (330-465 files/s at one count), and 2 s of
-        them had read a second worker's 1.2x as 1.03x (a failed trial
-        holds its count 10 s: a climb to 4 workers took 46-61 s).
-        The first worker of the Offload is kept
-        unjudged: the windows before it are the pipeline warming up (the
-        first closes after two waits), no rate to compare with; it goes
-        by the idle rule. So it comes only once the trainer waited in
-        FIRST_WAITS windows in a row: one window can read as a stall in a
-        trainer-bound run (a 20 ms hiccup is 5% of a 0.4 s window;
-        bench-scale's text run at 50 ms steps got a worker so, 8 s into
-        its first epoch, and held it idle through the next).
+        them had read a second worker's 1.25x as 1.03x (a failed trial
+        holds its count 10 s: a climb to 4 workers took 46-61 s). The
+        first worker of the Offload is kept unjudged: the windows before
+        it are the pipeline warming up (the first closes after two
+        waits), no rate to compare with; it goes by the idle rule. So it
+        comes only once the trainer waited in FIRST_WAITS windows in a
+        row: one window can read as a stall in a trainer-bound run (a
+        20 ms hiccup is 5% of a 0.4 s window; bench-scale's text run at
+        50 ms steps got a worker so, 8 s into its first epoch, and held
+        it idle through the next).
       - down, slowly: after DOWN_SECONDS of windows in a row of idle
         workers, one fewer. That is a trial too: if the trainer then
         waits and the files/s fell by GAIN, the worker comes back and the

@@ -99,7 +99,8 @@ class Governor:
         more than they save, they stay idle;
       - epochs: what was learned (each arm's rate, the arm) is kept from
         epoch to epoch; a new epoch starts on the arm the last ended on,
-        a probe under way goes on, a probe due stays due (`new_epoch`).
+        and a probe under way and the probes' count-down go on
+        (`new_epoch`).
         Its ramp (a window begun before the workers' first batch of the
         epoch, `ramp` of `batch`) on a workers' arm is neither recorded
         nor counted in a probe: each epoch's job reaches the workers
