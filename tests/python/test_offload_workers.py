@@ -182,7 +182,6 @@ def test_the_stall_picture_draws_the_worker_count_over_time():
 def test_the_reports_worker_mean_is_time_weighted_and_never_negative():
     # The pool's thread can record a change after summary() read the clock:
     # it is after the epoch, and had made the mean -0.00 (bench-scale).
-
     from rustfx.workers import _Pool
 
     pool = object.__new__(_Pool)  # its figures only: no launcher, no thread
