@@ -1,8 +1,8 @@
 """Short epochs through rustfx.offload (docs/stalls.md, "Offloading"):
 epochs of 1-3 s (a few hundred PE files at the trainer's full speed,
 step 0), one Local worker serving from the start, on a CPU of its own
-(CPU 1, as a worker on another node; the trainer on CPU 0). Each epoch's files/s
-and the windows each governor arm ran: the worker's arms should carry
+(CPU 1, as a worker on another node; the trainer on CPU 0). Each epoch's
+files/s and the windows each governor arm ran: the worker's arms should carry
 the run. The governor had sent each probe back at an epoch's end and
 counted the next down from the start again, so with epochs of fewer
 windows than that it sat on the local sweep alone for epochs at a time.
@@ -24,7 +24,7 @@ import rustfx  # noqa: E402
 from rustfx import pipeline  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stall import ember, pe_files  # noqa: E402
+from stall import ember, pe_files, pin_threads  # noqa: E402
 
 os.sched_setaffinity(0, range(os.cpu_count()))  # stall pins to CPU 0: undone
 
@@ -44,11 +44,8 @@ def main():
     launcher = rustfx.workers.Local(max_workers=1, min_workers=1, setup=setup)
     rates, local_windows, windows = [], 0, 0
     with rustfx.offload(pipe, workers=launcher) as off:
-        for thread in os.listdir("/proc/self/task") if own_cpu else ():
-            try:  # every thread of the trainer, TF's pools included, once they exist
-                os.sched_setaffinity(int(thread), {0})
-            except OSError:
-                pass  # a thread that ended meanwhile
+        if own_cpu:
+            pin_threads(0)  # the trainer, once the worker is started off CPU 0
         while not off.workers_over_time[-1][1]:
             time.sleep(0.1)  # the worker serves
         for number in range(args.epochs):

@@ -60,7 +60,7 @@ import rustfx  # noqa: E402
 from rustfx import pipeline  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stall import BATCH, ember, ngrams, pe_files, text_files  # noqa: E402
+from stall import BATCH, ember, ngrams, pe_files, pin_threads, text_files  # noqa: E402
 
 CGROUP = "/sys/fs/cgroup/cpu/rustfx-scale"
 NODES, NODE_CPUS = 3, 2
@@ -75,7 +75,9 @@ EPOCH_KEYS = ("seconds", "local", "remote", "dropped_duplicates", "waits", "stal
 def hold(share, cpu):
     """A worker's setup (rustfx.workers' `setup=`): this process into a
     cgroup of its own, held to `share` of a CPU, and onto CPU `cpu`. Every
-    thread it has now is moved; later ones inherit both."""
+    thread it has now is moved; later ones inherit both. Self-contained:
+    it runs in Ray actors, pickled by value, and stall.pin_threads would
+    import stall there (TensorFlow, and stall's own pin to CPU 0)."""
     if cpu is not None:
         for tid in os.listdir("/proc/self/task"):
             try:
@@ -296,11 +298,7 @@ def main():
     # started: they inherit the affinity of the process that starts them, and
     # a worker pinned so would import TensorFlow on the trainer's CPU.
     if cpu is not None:
-        for tid in os.listdir("/proc/self/task"):
-            try:
-                os.sched_setaffinity(int(tid), {0})
-            except OSError:
-                pass
+        pin_threads(0)
     try:
         if "pe" in args.workloads:
             pe = pe_files(args.pe_dir)

@@ -87,6 +87,16 @@ MIN_SECONDS = 3.0
 PAIRS = 1  # --pairs
 
 
+def pin_threads(cpu):
+    """Every thread of this process onto CPU `cpu` (TF's pools included,
+    once they exist; threads started later inherit it)."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), {cpu})
+        except OSError:
+            pass  # a thread that ended meanwhile
+
+
 def pe_files(directory, count=None):
     directory = directory or os.path.join(ROOT, "tests", "golden", "pe")
     found = sorted(p for p in glob.glob(os.path.join(directory, "**", "*"), recursive=True)
