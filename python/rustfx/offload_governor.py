@@ -252,7 +252,7 @@ class Governor:
         # a probe's window, for the autoscaler (it measures counts on the
         # arm settled on: a probe of a worse arm in a trial read as no gain).
         self.last_ramp = self.ramp and self.local_cap is not None and instead is None
-        self.last_probe = self.probe_from is not None and self.fixed is None
+        self.last_probe = self.probe_from is not None  # (a fixed cap never probes)
         if self.workers_gone:  # local until the epoch ends: nothing to learn
             self._reset(now)
             return
