@@ -73,7 +73,7 @@ import tensorflow as tf
 
 from rustfx import io
 from rustfx._tf_internals import CancellableIterator, CancellationManager
-from rustfx.offload_governor import Governor, check_policy
+from rustfx.offload_governor import Governor, check_policy, work
 from rustfx.files_pipeline import FilesPipeline
 from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, element_bytes
 from rustfx.workers import start_workers
@@ -140,6 +140,7 @@ class Offload:
         # Kept from epoch to epoch: the next starts where the last left off.
         self._governor = Governor(self.remote, self.patience)
         self._batch_seconds = None
+        self._sizes = np.full(len(self.paths), -1, np.int64)  # _work's, -1: not yet
 
     def close(self):
         """Stops the workers this Offload started (workers=; also done at
@@ -226,6 +227,19 @@ class Offload:
         return ds.batch(self.pipe.batch_size).map(
             lambda i, p: (i, fx(self.pipe.files(p))),
             num_parallel_calls=self.pipe.num_parallel_calls).prefetch(self.pipe.prefetch)
+
+    def _work(self, indices):
+        """The governor's measure of a batch of these files (offload_governor.
+        FILE_BYTES): each file stat'ed once, when first delivered (one that
+        cannot be weighs as empty)."""
+        sizes = self._sizes[indices]
+        for k in np.flatnonzero(sizes < 0):
+            try:
+                sizes[k] = os.stat(self.paths[indices[k]]).st_size
+            except OSError:
+                sizes[k] = 0
+        self._sizes[indices] = sizes
+        return work(sizes, self.pipe.max_bytes)
 
     # -- one epoch -----------------------------------------------------------
 
@@ -397,7 +411,8 @@ class Offload:
                 now = time.perf_counter()
                 report["seconds"] = now - start
                 cap = governor.local_cap
-                if governor.batch(len(indices), wait, now, ramp=ramp()):
+                if governor.batch(len(indices), wait, now, ramp=ramp(),
+                                  work=self._work(indices)):
                     name = Governor.name(cap)
                     report["windows"][name] = report["windows"].get(name, 0) + 1
                     report["local_cap"] = governor.local_cap

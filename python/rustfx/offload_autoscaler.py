@@ -10,15 +10,17 @@ from rustfx.offload_governor import Windows
 class Autoscaler:
     """The worker count, decided at each governor window (rustfx.offload's
     Governor; a window is at least `patience` batches and 0.25 s) from
-    what that window measured: its files and seconds, whether the trainer
+    what that window measured: its files' work (weighed by their bytes:
+    rustfx.offload_governor.FILE_BYTES) and seconds, whether the trainer
     waited for its batches, and whether the workers sat idle (their
     batches not wanted: the governor on the local sweep only, or their
     queue full). Whether it waited is the governor's verdict, `last_stalled`
     (a share of the window: rustfx.offload_governor.WAIT_SHARE says why),
-    decided there only. Every rate is files over
+    decided there only. Every rate (of "files/s" below) is that work over
     seconds summed over windows, never a window's own: a window holds a
-    few batches, and PE files' sizes (and this machine kind's speed) make
-    one window's rate swing by more than a worker adds. The rules:
+    few batches, and this machine kind's speed (and what is left of PE
+    files' sizes) make one window's rate swing by more than a worker
+    adds. The rules:
       - up, fast: while the trainer waits, one more worker (the first
         once it waited FIRST_WAITS windows in a row). Each addition is a
         trial: once the new worker serves (`ready` reaches the target),
@@ -100,9 +102,9 @@ class Autoscaler:
         length = self.HOLD_FIRST if not length else min(self.HOLD_MOST, 2 * length)
         self.holds[count] = (self.seconds + length, length)
 
-    def window(self, files, seconds, waited, idle, ready, most=None, ramp=False,
+    def window(self, work, seconds, waited, idle, ready, most=None, ramp=False,
                probe=False):
-        """A governor window closed (`files` delivered in `seconds`, the
+        """A governor window closed (files of `work` delivered in `seconds`, the
         trainer `waited` for input); returns the target worker count.
         `ready`: workers serving now; `most`: a callable, how many could
         serve at most now (the cluster's free CPUs; None: max_workers),
@@ -122,10 +124,10 @@ class Autoscaler:
             return self.target
         self.waits_in_row = self.waits_in_row + 1 if waited else 0
         if self.trial is not None:
-            self._judge(files, seconds, waited)
+            self._judge(work, seconds, waited)
             return self.target
         if seconds > 0:  # a clock that did not move says nothing
-            self._measure(files, seconds)
+            self._measure(work, seconds)
         self.idle_seconds = self.idle_seconds + seconds if idle else 0.0
         if (waited and (self.added or self.waits_in_row >= self.FIRST_WAITS)
                 and self.target < self.max_workers and not self._held(self.target + 1)
@@ -136,10 +138,10 @@ class Autoscaler:
             self._change(-1)
         return self.target
 
-    def _measure(self, files, seconds):
+    def _measure(self, work, seconds):
         """The count's rate: over its latest windows once they cover
         MEASURE_SECONDS (till then, what its trial measured)."""
-        self.recent.add(files, seconds)
+        self.recent.add(work, seconds)
         if self.recent.seconds >= self.MEASURE_SECONDS or self.target not in self.rates:
             self.rates[self.target] = self.recent.rate
 
@@ -155,12 +157,12 @@ class Autoscaler:
         self.trial = _Trial(step, before)
         self.idle_seconds = 0.0
 
-    def _judge(self, files, seconds, waited):
+    def _judge(self, work, seconds, waited):
         trial = self.trial
         if trial.settled < self.SETTLE_SECONDS:
             trial.settled += seconds
             return
-        trial.windows.add(files, seconds)
+        trial.windows.add(work, seconds)
         trial.waited |= bool(waited)
         if trial.windows.seconds < self.MEASURE_SECONDS:
             return

@@ -4,6 +4,8 @@ module doc of rustfx.offload says how it fits)."""
 
 import time
 
+import numpy as np
+
 from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, STALL_THRESHOLD
 
 # The trainer "waits" in a window when it spent this share of it waiting
@@ -15,6 +17,27 @@ from rustfx.pipeline import NOT_INPUT_BOUND_SECONDS, STALL_THRESHOLD
 # whatever the workers: each epoch's first window of that run read as a
 # stall, and a worker came): its wait is left out of the share.
 WAIT_SHARE = STALL_THRESHOLD
+
+# What a window's rate counts: its files' work, each file's bytes read
+# plus FILE_BYTES for the file itself, not its files. PE files' sizes
+# (124 kB to 2.3 MB, 10th to 90th percentile) swing one window's files/s
+# by 11% (its spread over windows of 8 batches, 0.8 s, on one arm; 17%
+# over 4); weighed so, by 3-4% (6-7%) with ember_features, whose cost per
+# file is about that of 320-430 kB more of a file (fitted), and by 2%
+# where files/s swung by 4-6% with byte_histogram. Bytes alone: 5-6%
+# (7-9%) and 3%. Small files (text) weigh about alike: their rate is
+# their files/s. So the governor's probes and the autoscaler's trials
+# compare arms and counts, not the files that fell in their windows.
+FILE_BYTES = 256 << 10
+
+
+def work(sizes, max_bytes=None):
+    """The work of files of `sizes` bytes read up to `max_bytes` (None: all)."""
+    sizes = np.asarray(sizes, np.float64)
+    if max_bytes is not None and max_bytes > 0:
+        sizes = np.minimum(sizes, max_bytes)
+    return float(sizes.sum()) + FILE_BYTES * len(sizes)
+
 
 # The policies rustfx.offload's `remote=` takes besides a number (a local
 # cap from 0 to 1, kept): the first lets the governor choose, the others
@@ -32,17 +55,17 @@ def check_policy(policy):
 
 
 class Windows:
-    """Windows' files and seconds, and their files/s: files over seconds
-    summed, never a mean of the windows' own rates (a window holds a few
-    batches, whose files' sizes swing its rate). With `keep`, only the
+    """Windows' work (their files': FILE_BYTES) and seconds, and their
+    rate: work over seconds summed, never a mean of the windows' own
+    rates (a window holds a few batches). With `keep`, only the
     latest windows that cover at least `keep` seconds are kept. The
     governor's arms and the autoscaler's counts both measure so."""
 
     def __init__(self, keep=None):
         self.keep, self.items = keep, []
 
-    def add(self, files, seconds):
-        self.items.append((files, seconds))
+    def add(self, work, seconds):
+        self.items.append((work, seconds))
         if self.keep is not None:
             while len(self.items) > 1 and \
                     sum(s for _, s in self.items[1:]) >= self.keep:
@@ -81,11 +104,12 @@ class Governor:
         rustfx.pipeline.NOT_INPUT_BOUND_SECONDS, counts as a wait in the
         report; two of them, if WAIT_SHARE of the time, close the first
         window early); a local window in which it waited less stays local;
-      - how much: hill climbing on the measured files/s. An arm's rate
-        is its files over its seconds summed over its latest windows,
+      - how much: hill climbing on the measured rate, its files' work
+        a second (FILE_BYTES: files weighed by their bytes). An arm's
+        rate is its work over its seconds summed over its latest windows,
         RATE_SECONDS of them, never one window's: a window holds a few
-        batches, whose files' sizes (and this machine kind's speed) move
-        its rate by more than an arm's gain. Now and then the next
+        batches, and this machine kind's speed (and what is left of the
+        files' sizes) moves its rate by more than an arm's gain. Now and then the next
         windows run a neighbouring arm (the one on each side in turn), a
         probe of PROBE_SECONDS (its own windows only: the arm's older
         ones are stale): after PROBE_FIRST windows, then twice as long
@@ -108,6 +132,12 @@ class Governor:
         runs uncapped, so every arm's ramp reads as the local sweep's
         rate and a capped arm's probe there won by it (one slow worker
         was held on cap 0.65 at 0.72x the local sweep alone);
+      - one experiment at a time: while the launcher's autoscaler judges
+        a worker count (`judging`), the probes' count-down waits (at most
+        PROBE_MOST_SECONDS of windows): the autoscaler measures no probe
+        window, so a probe in its trial only made the trial longer (a
+        climb log: 1-3 s a count), and a count is judged on the arm the
+        governor settled on;
     remote="always" keeps the cap at 1, remote="only" at 0, a number at
     that number (POLICIES, check_policy); a stall or the workers' end is
     handled as for those (`stalled`: the next window runs UNCAPPED;
@@ -136,8 +166,10 @@ class Governor:
         self.interval, self.until_probe = self.PROBE_FIRST, self.PROBE_FIRST
         self.probe_from, self.step = None, 1
         self.workers_gone = False
+        self.judged, self.held_seconds = False, 0.0  # see judging
         self.epoch_batches = 0                  # this epoch's so far
         self.last_window = (0, 0.0, 0)  # the last closed window's files, seconds, waits
+        self.last_work = 0.0        # and its files' work
         self.last_wait_share = 0.0  # its share of seconds the trainer waited for input
         self.last_stalled = False   # that share was WAIT_SHARE or more: the trainer waited
         self.last_ramp = False      # it was an epoch's ramp on a workers' arm
@@ -158,7 +190,7 @@ class Governor:
         return "local" if cap is None else f"{cap:.2f}"
 
     def _reset(self, now):
-        self.files, self.batches, self.waited, self.since = 0, 0, 0, now
+        self.files, self.work, self.batches, self.waited, self.since = 0, 0.0, 0, 0, now
         self.wait_seconds, self.ramp = 0.0, False
 
     def _wins(self, arm, over):
@@ -175,11 +207,13 @@ class Governor:
             need = self.GAIN
         return a >= need * b
 
-    def batch(self, files, wait_seconds, now, ramp=False):
+    def batch(self, files, wait_seconds, now, ramp=False, work=None):
         """Counts a delivered batch the trainer waited `wait_seconds` for;
         True when a window closed (the arm may then have changed). `ramp`:
-        the window began before the workers' first batch of the epoch."""
+        the window began before the workers' first batch of the epoch;
+        `work`: its files' (the module's `work`; None: its files)."""
         self.files += files
+        self.work += files if work is None else work
         self.batches += 1
         self.waited += wait_seconds > NOT_INPUT_BOUND_SECONDS
         if self.epoch_batches:  # the first: the epoch's pipeline starting
@@ -231,6 +265,14 @@ class Governor:
             self.probe_from, self.arm = self.LOCAL_ONLY, self.UNCAPPED
             self.probe_windows.clear()
 
+    def judging(self, on):
+        """Whether the autoscaler is judging a worker count (its trial):
+        while it is, no probe starts (for PROBE_MOST_SECONDS of windows at
+        most: a trial that long is stuck, the arm is measured again)."""
+        self.judged = bool(on)
+        if not on:
+            self.held_seconds = 0.0
+
     def new_epoch(self, now):
         """A new epoch starts on the arm the last ended on (its rates
         kept): its workers' job is new. A probe the last epoch's end cut
@@ -246,6 +288,7 @@ class Governor:
     def _close(self, now, instead=None):
         seconds = now - self.since
         self.last_window = (self.files, seconds, self.waited)
+        self.last_work = self.work  # what the rates count (FILE_BYTES says why)
         self.last_wait_share = self.wait_seconds / seconds if seconds > 0 else 0.0
         self.last_stalled = self.last_wait_share >= WAIT_SHARE  # the autoscaler's "waited" too
         # Its ramp on a workers' arm, for the governor and the autoscaler;
@@ -262,7 +305,7 @@ class Governor:
             return
         ramp = self.last_ramp
         if seconds > 0 and self.files and not stalled and not ramp:
-            self._record(self.files, seconds)  # a clock that did not move says nothing
+            self._record(self.work, seconds)  # a clock that did not move says nothing
         waited = self.last_stalled
         self._reset(now)
         if ramp:
@@ -284,9 +327,12 @@ class Governor:
         elif self.arm == self.LOCAL_ONLY and not waited:
             pass  # the trainer never waited: nothing to gain
         else:
+            untried = self.arm == self.LOCAL_ONLY and self.rates[self.UNCAPPED] is None
+            if self.judged and not untried and self.held_seconds < self.PROBE_MOST_SECONDS:
+                self.held_seconds += seconds  # the autoscaler's trial first
+                return
             self.until_probe -= 1
             self.since_probe += seconds
-            untried = self.arm == self.LOCAL_ONLY and self.rates[self.UNCAPPED] is None
             if self.until_probe <= 0 or untried or self.since_probe >= self.PROBE_MOST_SECONDS:
                 self._probe()
 
@@ -303,10 +349,10 @@ class Governor:
         self.since_probe = 0.0
         self.recent[target].clear()  # its rate: this probe's
 
-    def _record(self, files, seconds):
+    def _record(self, work, seconds):
         """A window of the arm: its rate is over its latest RATE_SECONDS
         of windows (a probe's: over the probe's)."""
         if self.probe_from is not None:
-            self.probe_windows.add(files, seconds)
-        self.recent[self.arm].add(files, seconds)
+            self.probe_windows.add(work, seconds)
+        self.recent[self.arm].add(work, seconds)
         self.rates[self.arm] = self.recent[self.arm].rate

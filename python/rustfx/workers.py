@@ -396,18 +396,19 @@ class _Pool:
                 self._step()
 
     def window(self, governor, idle):
-        """A governor window closed (its figures in governor.last_window,
-        last_stalled, last_ramp and last_probe): the governor hears of a changed
-        serving count, and the autoscaler sets the target. `idle`: the
-        workers' batches were not wanted."""
+        """A governor window closed (its figures in governor.last_work,
+        last_window, last_stalled, last_ramp and last_probe): the governor
+        hears of a changed serving count and whether a count is being
+        judged, and the autoscaler sets the target. `idle`: the workers'
+        batches were not wanted."""
         ready = self.ready
         if ready != self.seen_ready:
             governor.workers_changed(more=ready > self.seen_ready)
             self.seen_ready = ready
-        files, seconds, _ = governor.last_window
-        target = self.autoscaler.window(files, seconds, governor.last_stalled, idle, ready,
-                                        self.most, ramp=governor.last_ramp,
-                                        probe=governor.last_probe)
+        target = self.autoscaler.window(governor.last_work, governor.last_window[1],
+                                        governor.last_stalled, idle, ready, self.most,
+                                        ramp=governor.last_ramp, probe=governor.last_probe)
+        governor.judging(self.autoscaler.trial is not None)  # one experiment at a time
         if target != self.target:
             self.set_target(target)
 

@@ -284,6 +284,49 @@ def test_the_governor_leaves_the_local_sweep_in_epochs_shorter_than_a_probe(batc
     assert runs.count(None) < 0.25 * len(runs), {a: runs.count(a) for a in Governor.ARMS}
 
 
+@pytest.mark.parametrize("weighed", [True, False])
+def test_the_governor_weighs_files_by_their_bytes(weighed):
+    # Every capped arm alike (the local sweep alone at half their rate),
+    # each batch's time its files' bytes plus FILE_BYTES each, the files
+    # 100 kB to 3 MB (PE's). Weighed, probes never win: the governor stays
+    # on cap 1 but for them. By files alone, the sizes that fell in a
+    # probe's windows win it: the arm wanders (the test failing so).
+    import random
+
+    from rustfx.offload_governor import FILE_BYTES, Governor, work
+    rng, now, runs = random.Random(0), 0.0, []
+    governor = Governor("when_waiting", window=4, now=0.0)
+    rate = (FILE_BYTES + (1 << 20)) * 100  # a second: 100 files of 1 MB
+    for _ in range(4000):
+        sizes = [int(rng.lognormvariate(13, 1.0)) % (3 << 20) + (100 << 10) for _ in range(8)]
+        step = work(sizes) / (rate / 2 if governor.local_cap is None else rate)
+        now += step
+        runs.append(governor.local_cap)
+        governor.batch(len(sizes), step, now, work=work(sizes) if weighed else None)
+    on_cap_1 = runs.count(1.0) / len(runs)
+    assert (on_cap_1 > 0.85) if weighed else (on_cap_1 < 0.5), on_cap_1
+
+
+def test_offload_weighs_each_file_by_its_size_stated_once(tmp_path):
+    # The Offload's measure for the governor: each file's size, stat'ed
+    # when first delivered (later changes unseen), at most max_bytes; one
+    # that cannot be stat'ed weighs as empty.
+    from rustfx.offload_governor import work
+    sizes = [0, 10, 3 << 20, 5000]
+    paths = []
+    for i, size in enumerate(sizes):
+        paths.append(str(tmp_path / f"f{i}"))
+        with open(paths[-1], "wb") as f:
+            f.write(b"x" * size)
+    paths.append(str(tmp_path / "missing"))
+    off = rustfx.offload(pipeline.from_files(paths, ngrams, batch_size=2, max_bytes=1 << 20),
+                         cut="after_fx")
+    everything = np.arange(len(paths))
+    assert off._work(everything) == work([0, 10, 1 << 20, 5000, 0])
+    os.truncate(paths[2], 0)
+    assert off._work(np.array([2, 3])) == work([1 << 20, 5000])
+
+
 def test_the_governor_stays_local_unless_the_workers_pay_5_percent():
     from rustfx.offload_governor import Governor
     runs = simulate(lambda cap: 1.0 if cap is None else 1.03)

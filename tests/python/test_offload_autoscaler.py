@@ -361,3 +361,49 @@ def test_the_governor_probes_soon_and_towards_the_workers_when_more_serve():
     assert windows <= Governor.PROBE_FIRST and governor.local_cap == 0.8, windows
     governor.workers_changed(more=False)  # fewer: the next probe, a higher cap
     assert governor.step == -1 and governor.until_probe == Governor.PROBE_FIRST
+
+
+def test_no_probe_starts_while_a_count_is_judged():
+    # One experiment at a time: the autoscaler measures no probe window, so
+    # a probe inside its trial only made the trial longer (1-3 s a count in
+    # a climb log). Held for PROBE_MOST_SECONDS of windows at most.
+    def first_probe(judging, windows=40):
+        governor, now = Governor("when_waiting", window=1, now=0.0), 0.0
+        governor.arm, governor.until_probe = Governor.UNCAPPED, 1  # due at the next window
+        governor.judging(judging)
+        for window in range(windows):
+            now += 0.5
+            governor.batch(10, 0.5, now)
+            if governor.probe_from is not None:
+                return window
+        return None
+
+    assert first_probe(False) == 0
+    assert first_probe(True) == int(Governor.PROBE_MOST_SECONDS / 0.5)
+    # From the local sweep alone, the workers' first probe is not held: it
+    # is how a worker the autoscaler added gets batches at all.
+    governor = Governor("when_waiting", window=1, now=0.0)
+    governor.judging(True)
+    governor.batch(10, 0.5, 0.5)  # (an epoch's first wait is left out)
+    governor.batch(10, 0.5, 1.0)
+    assert governor.local_cap == Governor.ARMS[Governor.UNCAPPED]
+
+
+def test_the_launcher_tells_the_governor_while_a_count_is_judged():
+    from types import SimpleNamespace
+
+    from rustfx.workers import _Pool
+
+    governor = Governor("when_waiting", window=1, now=0.0)
+    pool = SimpleNamespace(ready=0, seen_ready=0, target=0, autoscaler=Autoscaler(0, 4),
+                           most=lambda: 4)
+    pool.set_target = lambda count: setattr(pool, "target", count)
+    judged_at, now = [], 0.0
+    for window in range(Autoscaler.FIRST_WAITS + 40):
+        pool.ready = pool.target  # each worker serves as soon as asked
+        now += 1.0
+        governor.batch(100, 1.0, now)  # the trainer waits through each window
+        _Pool.window(pool, governor, idle=False)
+        judged_at.append(governor.judged)
+        assert governor.judged == (pool.autoscaler.trial is not None)
+    assert any(judged_at) and not all(judged_at)
