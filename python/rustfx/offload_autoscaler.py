@@ -28,7 +28,8 @@ class Autoscaler:
         windows since is compared with the count's before (its last
         MEASURE_SECONDS), at each window once they cover MEASURE_SECONDS.
         It is kept as soon as it raised the files/s by GAIN, and the next
-        is tried at once if the trainer still waits; it gave nothing if
+        is tried at once (in the window that judged it) if the trainer
+        still waits; it gave nothing if
         it reads no more than before, or still short of GAIN after
         MEASURE_MOST_SECONDS: it is removed, and the count it reached is
         not tried again for HOLD_FIRST seconds of windows (twice as long
@@ -124,8 +125,11 @@ class Autoscaler:
             return self.target
         self.waits_in_row = self.waits_in_row + 1 if waited else 0
         if self.trial is not None:
+            step, target = self.trial.step, self.target
             self._judge(work, seconds, waited)
-            return self.target
+            if self.trial is not None or step < 0 or self.target != target:
+                return self.target
+            # An addition kept: the next one in this window if the trainer waits.
         if seconds > 0:  # a clock that did not move says nothing
             self._measure(work, seconds)
         self.idle_seconds = self.idle_seconds + seconds if idle else 0.0

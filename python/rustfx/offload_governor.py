@@ -133,8 +133,10 @@ class Governor:
         rate and a capped arm's probe there won by it (one slow worker
         was held on cap 0.65 at 0.72x the local sweep alone);
       - one experiment at a time: while the launcher's autoscaler judges
-        a worker count (`judging`), the probes' count-down waits (at most
-        PROBE_MOST_SECONDS of windows): the autoscaler measures no probe
+        a worker count (`judging`), no probe starts, and the probes'
+        count-down waits (at most PROBE_MOST_SECONDS of windows; a probe
+        that won has its next tried once the trial is over): the
+        autoscaler measures no probe
         window, so a probe in its trial only made the trial longer (a
         climb log: 1-3 s a count), and a count is judged on the arm the
         governor settled on;
@@ -273,6 +275,9 @@ class Governor:
         if not on:
             self.held_seconds = 0.0
 
+    def _holding(self):
+        return self.judged and self.held_seconds < self.PROBE_MOST_SECONDS
+
     def new_epoch(self, now):
         """A new epoch starts on the arm the last ended on (its rates
         kept): its workers' job is new. A probe the last epoch's end cut
@@ -318,7 +323,10 @@ class Governor:
             origin, self.probe_from = self.probe_from, None
             if self._wins(self.arm, origin):  # kept; the next arm that way at once
                 self.interval = self.until_probe = self.PROBE_FIRST
-                self._probe()
+                if self._holding():
+                    self.until_probe = 1  # once the autoscaler's trial is over
+                else:
+                    self._probe()
             else:  # back, and the other way next time
                 self.arm, self.step = origin, -self.step
                 self.interval = min(self.PROBE_MOST, self.interval * 2)
@@ -328,7 +336,7 @@ class Governor:
             pass  # the trainer never waited: nothing to gain
         else:
             untried = self.arm == self.LOCAL_ONLY and self.rates[self.UNCAPPED] is None
-            if self.judged and not untried and self.held_seconds < self.PROBE_MOST_SECONDS:
+            if self._holding() and not untried:
                 self.held_seconds += seconds  # the autoscaler's trial first
                 return
             self.until_probe -= 1

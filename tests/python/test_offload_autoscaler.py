@@ -38,8 +38,21 @@ def add(scaler, rate):
 
 
 def judged(scaler, rate, waited=True, idle=False):
-    """The windows of one trial (SETTLE_SECONDS, then MEASURE_SECONDS) at `rate`."""
+    """The windows of one trial (SETTLE_SECONDS, then MEASURE_SECONDS) at
+    `rate`: an addition kept while the trainer waits has the next worker
+    asked for in its last window."""
     return run(scaler, [(rate, waited, idle)] * TRIAL)
+
+
+def climb(scaler, count):
+    """From none to `count` workers, the trainer waiting and each worker
+    adding 100 files/s (t workers: 100 (t + 1)); the last one judged as
+    the trainer stops waiting, so no more is asked for."""
+    add(scaler, 100)
+    while scaler.trial is not None:
+        target = scaler.target
+        judged(scaler, 100 * (target + 1), waited=target < count)
+    assert scaler.target == count
 
 
 def test_no_wait_no_worker_beyond_min():
@@ -121,10 +134,9 @@ def test_one_stalled_window_brings_no_first_worker():
 def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
     scaler = Autoscaler(0, 8)
     assert add(scaler, 100) == [0, 1]  # the first: once it waited 2 windows in a row
-    assert judged(scaler, 150)[-1] == 1              # 1.5x: kept...
-    assert run(scaler, [(150, True, False)]) == [2]  # ...and the next tried at once
-    assert judged(scaler, 200)[-1] == 2
-    assert run(scaler, [(200, True, False)]) == [3]
+    # 1.5x: kept, and the next tried at once, in the window that judged it
+    assert judged(scaler, 150) == [1, 1, 2]
+    assert judged(scaler, 200)[-1] == 3
     assert judged(scaler, 202)[-1] == 3              # +1%: between, measured on...
     assert run(scaler, [(202, True, False)] * MEASURE_ON)[-1] == 2  # ...short of GAIN: removed
     # The count that gave nothing is held for HOLD_FIRST seconds.
@@ -136,8 +148,7 @@ def test_up_while_waiting_each_addition_kept_only_if_it_raised_the_rate():
 def test_a_rate_is_files_over_seconds_summed_not_a_mean_of_windows():
     scaler = Autoscaler(0, 4)
     add(scaler, 100)
-    judged(scaler, 130)  # the first worker: 130 files/s
-    run(scaler, [(130, True, False)])  # the second tried
+    judged(scaler, 130)  # the first worker: 130 files/s; the second tried
     assert scaler.target == 2
     run(scaler, [(130, True, False)])  # settling
     # One short window at 600 files/s, then 2.5 s at 32: the mean of the
@@ -153,12 +164,10 @@ def test_a_trial_short_of_gain_but_above_before_is_measured_on():
     # count for 10 s. Between no gain and GAIN, more windows tell.
     scaler = Autoscaler(0, 4)
     add(scaler, 100)
-    judged(scaler, 100)  # the first worker (kept)
-    run(scaler, [(100, True, False)])  # the second tried
+    judged(scaler, 100)  # the first worker (kept), the second tried
     assert judged(scaler, 103)[-1] == 2 and scaler.trial is not None  # measured on
-    assert run(scaler, [(140, True, False)])[-1] == 2  # 346 files in 3 s: 1.15x
-    assert scaler.trial is None and scaler.target == 2
-    assert run(scaler, [(140, True, False)]) == [3]  # kept, the next tried at once
+    # 346 files in 3 s: 1.15x, kept, and the next tried at once
+    assert run(scaler, [(140, True, False)]) == [3]
     assert judged(scaler, 110)[-1] == 2  # under its before (115, its trial): removed at once
 
 
@@ -167,11 +176,10 @@ def test_a_governors_probe_is_not_measured():
     # probe of a worse cap inside a trial read as no gain.
     scaler = Autoscaler(0, 4)
     add(scaler, 100)
-    judged(scaler, 100)
-    run(scaler, [(100, True, False)])  # the second tried
+    judged(scaler, 100)  # the first, the second tried
     probes = [scaler.window(50, SECOND, True, False, 2, probe=True) for _ in range(2 * TRIAL)]
     assert probes == [2] * (2 * TRIAL) and scaler.trial is not None  # nothing judged
-    assert judged(scaler, 150)[-1] == 2 and scaler.trial is None  # kept on its own arm's
+    assert judged(scaler, 150, waited=False)[-1] == 2 and scaler.trial is None  # kept
     # With no worker serving, a probe changes nothing: its waits count.
     first = Autoscaler(0, 4)
     assert [first.window(100, SECOND, True, False, 0, probe=True)
@@ -181,15 +189,14 @@ def test_a_governors_probe_is_not_measured():
 def test_the_first_worker_is_kept_unjudged():
     scaler = Autoscaler(0, 4)
     add(scaler, 20)  # the warm-up windows: slow
-    assert judged(scaler, 20)[-1] == 1  # gave nothing, kept: no rate to judge by
+    assert judged(scaler, 20, waited=False)[-1] == 1  # gave nothing, kept: no rate to judge by
     assert run(scaler, [(20, False, True)] * DOWN)[-1] == 0  # idle: goes
 
 
 def test_hold_doubles_each_time_the_count_fails_again():
     scaler = Autoscaler(0, 4)
     add(scaler, 100)
-    judged(scaler, 200)  # the first worker (kept)
-    run(scaler, [(200, True, False)])
+    judged(scaler, 200)  # the first worker (kept), the second tried
     judged(scaler, 200)  # the second gave nothing
     assert scaler.target == 1
     first = scaler.holds[2][1]
@@ -215,10 +222,7 @@ def test_bounded_by_max_workers_and_by_what_the_cluster_can_place():
 
 def test_down_slowly_when_idle_and_back_if_it_cost():
     scaler = Autoscaler(0, 8)
-    for _ in range(3):
-        add(scaler, 100 * (scaler.target + 1))
-        judged(scaler, 100 * (scaler.target + 1))
-    assert scaler.target == 3
+    climb(scaler, 3)
     idle = run(scaler, [(300, False, True)] * DOWN)
     assert idle == [3] * (DOWN - 1) + [2]  # after DOWN_SECONDS, one fewer
     judged(scaler, 300, waited=False)  # the trainer did not wait: the removal is kept
@@ -242,7 +246,7 @@ def test_a_start_under_way_holds_and_measures_nothing():
     assert scaler.target == 1
     # The worker still starting (ready 0): nothing is judged however long.
     assert run(scaler, [(100, True, False)] * 20, ready=0) == [1] * 20
-    assert judged(scaler, 180)[-1] == 1 and scaler.trial is None
+    assert judged(scaler, 180, waited=False)[-1] == 1 and scaler.trial is None
 
 
 def test_an_epochs_ramp_is_not_measured():
@@ -250,23 +254,20 @@ def test_an_epochs_ramp_is_not_measured():
     # the local sweep's rate whatever the count: a trial that took them in
     # read a second worker's 2x as nothing.
     scaler = Autoscaler(0, 4)
-    run(scaler, [(100, True, False)] * (Autoscaler.FIRST_WAITS + TRIAL))  # the first, kept
-    assert run(scaler, [(100, True, False)]) == [2]  # the next tried at once
+    # The first kept, the next tried at once:
+    assert run(scaler, [(100, True, False)] * (Autoscaler.FIRST_WAITS + TRIAL))[-1] == 2
     ramp = [scaler.window(100, SECOND, True, False, 2, ramp=True) for _ in range(TRIAL)]
     assert ramp == [2] * TRIAL and scaler.trial is not None  # nothing judged
-    assert judged(scaler, 200)[-1] == 2  # judged on the steady windows: kept
+    assert judged(scaler, 200, waited=False)[-1] == 2  # judged on the steady windows: kept
     # Without the ramp flag, the same windows make the trial fail.
     other = Autoscaler(0, 4)
-    assert run(other, [(100, True, False)] * (Autoscaler.FIRST_WAITS + 1 + TRIAL))[-1] == 2
+    assert run(other, [(100, True, False)] * (Autoscaler.FIRST_WAITS + TRIAL))[-1] == 2
     assert run(other, [(100, True, False)] * TRIAL + [(200, True, False)] * TRIAL)[-1] == 1
 
 
 def test_a_cluster_that_lost_room_lowers_the_target():
     scaler = Autoscaler(0, 4)
-    for _ in range(3):
-        add(scaler, 100 * (scaler.target + 1))
-        judged(scaler, 100 * (scaler.target + 1))
-    assert scaler.target == 3
+    climb(scaler, 3)
     # A node gone: 2 serve and nothing more can be placed.
     assert run(scaler, [(200, True, False)], ready=2, most=2) == [2]
 
@@ -380,6 +381,19 @@ def test_no_probe_starts_while_a_count_is_judged():
 
     assert first_probe(False) == 0
     assert first_probe(True) == int(Governor.PROBE_MOST_SECONDS / 0.5)
+    # A probe under way goes on; one that wins has the next arm that way
+    # tried once the trial is over, not at once.
+    governor, now = Governor("when_waiting", window=1, now=0.0), 0.0
+    governor.arm, governor.until_probe = Governor.UNCAPPED, 1
+    governor.batch(50, 0.5, now := now + 0.5)
+    assert governor.local_cap == 0.8  # the probe
+    governor.judging(True)
+    for _ in range(6):
+        governor.batch(100, 0.5, now := now + 0.5)  # 2x: it wins
+    assert governor.local_cap == 0.8 and governor.probe_from is None
+    governor.judging(False)
+    governor.batch(100, 0.5, now := now + 0.5)
+    assert governor.local_cap == 0.65 and governor.probe_from == Governor.ARMS.index(0.8)
     # From the local sweep alone, the workers' first probe is not held: it
     # is how a worker the autoscaler added gets batches at all.
     governor = Governor("when_waiting", window=1, now=0.0)
