@@ -24,20 +24,22 @@ class Autoscaler:
       - up, fast: while the trainer waits, one more worker (the first
         once it waited FIRST_WAITS windows in a row). Each addition is a
         trial: once the new worker serves (`ready` reaches the target),
-        SETTLE_SECONDS of windows pass, then the files/s over its
-        windows since is compared with the count's before (its last
-        MEASURE_SECONDS), at each window once they cover MEASURE_SECONDS.
-        It is kept as soon as it raised the files/s by GAIN, and the next
-        is tried at once (in the window that judged it) if the trainer
-        still waits; it gave nothing if
-        it reads no more than before, or still short of GAIN after
-        MEASURE_MOST_SECONDS: it is removed, and the count it reached is
-        not tried again for HOLD_FIRST seconds of windows (twice as long
-        each time it fails again, up to HOLD_MOST). A reading between is
-        measured on, over more windows: one window's rate swings by
-        15-20% with PE files (330-465 files/s at one count), and 2 s of
-        them had read a second worker's 1.25x as 1.03x (a failed trial
-        holds its count 10 s: a climb to 4 workers took 46-61 s). The
+        SETTLE_SECONDS of windows pass, then the files/s over its latest
+        MEASURE_SECONDS of windows is compared with the count's before
+        (its last MEASURE_SECONDS), at each window once they cover
+        MEASURE_SECONDS. It is kept as soon as it raised the files/s by
+        GAIN, and the next is tried at once (in the window that judged
+        it) if the trainer still waits; still short of GAIN after
+        MEASURE_MOST_SECONDS, it gave nothing: it is removed, and the
+        count it reached is not tried again for HOLD_FIRST seconds of
+        windows (twice as long each time it fails again, up to
+        HOLD_MOST). A worker that joins a running epoch shows in the rate
+        only 1.5-3 s after it serves (TF's client finds its task within
+        a second, and a first batch under a 25% CPU quota took 1.1-2.6 s):
+        climb logs had 2 workers read under 1's over their first 2 s,
+        removed at once, then 1.2x in the windows after the verdict (a
+        failed trial holds its count 10 s: a climb to 4 workers took
+        46 s). And one window's rate swings by 15-20% with PE files. The
         first worker of the Offload is kept unjudged: the windows before
         it are the pipeline warming up (the first closes after two
         waits), no rate to compare with; it goes by the idle rule. So it
@@ -167,14 +169,15 @@ class Autoscaler:
             trial.settled += seconds
             return
         trial.windows.add(work, seconds)
+        trial.seconds += seconds
         trial.waited |= bool(waited)
-        if trial.windows.seconds < self.MEASURE_SECONDS:
+        if trial.seconds < self.MEASURE_SECONDS:
             return
-        after = trial.windows.rate
+        after = trial.windows.rate  # its latest MEASURE_SECONDS
         if (trial.step > 0 and trial.before is not None
-                and trial.before < after < self.GAIN * trial.before
-                and trial.windows.seconds < self.MEASURE_MOST_SECONDS):
-            return  # between no gain and GAIN: more windows tell
+                and after < self.GAIN * trial.before
+                and trial.seconds < self.MEASURE_MOST_SECONDS):
+            return  # short of GAIN: the worker may not have joined yet
         self.trial = None
         self.rates[self.target] = after
         if trial.before is None:
@@ -191,8 +194,10 @@ class Autoscaler:
 
 class _Trial:
     """A count change being judged: its direction, the files/s before, and
-    the windows since (SETTLE_SECONDS of them skipped)."""
+    the latest windows since (SETTLE_SECONDS of them skipped; `seconds`:
+    all measured)."""
 
     def __init__(self, step, before):
         self.step, self.before = step, before
-        self.settled, self.windows, self.waited = 0.0, Windows(), False
+        self.settled, self.seconds, self.waited = 0.0, 0.0, False
+        self.windows = Windows(Autoscaler.MEASURE_SECONDS)
