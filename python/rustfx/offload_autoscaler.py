@@ -107,13 +107,13 @@ class Autoscaler:
 
     def window(self, work, seconds, waited, idle, ready, most=None, ramp=False,
                probe=False):
-        """A governor window closed (files of `work` delivered in `seconds`, the
-        trainer `waited` for input); returns the target worker count.
-        `ready`: workers serving now; `most`: a callable, how many could
-        serve at most now (the cluster's free CPUs; None: max_workers),
-        called only when a worker is missing or would be added (for Ray
-        it asks the cluster); `ramp`: the window began before the epoch's
-        first batch from the workers; `probe`: it ran a governor's probe."""
+        """A governor window closed (files of `work` delivered in `seconds`,
+        the trainer `waited` for input); returns the target worker count.
+        `ready`: workers serving now; `most`: a callable, how many could serve
+        at most now (the cluster's free CPUs; None: max_workers), called only
+        when a worker is missing or would be added (for Ray it asks the
+        cluster); `ramp`: the window began before the epoch's first batch from
+        the workers; `probe`: it ran a governor's probe."""
         seconds = max(0.0, seconds)
         self.seconds += seconds
         if self.fixed:

@@ -104,23 +104,23 @@ class Governor:
         rustfx.pipeline.NOT_INPUT_BOUND_SECONDS, counts as a wait in the
         report; two of them, if WAIT_SHARE of the time, close the first
         window early); a local window in which it waited less stays local;
-      - how much: hill climbing on the measured rate, its files' work
-        a second (FILE_BYTES: files weighed by their bytes). An arm's
-        rate is its work over its seconds summed over its latest windows,
+      - how much: hill climbing on the measured rate, its files' work a
+        second (FILE_BYTES: files weighed by their bytes). An arm's rate is
+        its work over its seconds summed over its latest windows,
         RATE_SECONDS of them, never one window's: a window holds a few
         batches, and this machine kind's speed (and what is left of the
-        files' sizes) moves its rate by more than an arm's gain. Now and then the next
-        windows run a neighbouring arm (the one on each side in turn), a
-        probe of PROBE_SECONDS (its own windows only: the arm's older
-        ones are stale): after PROBE_FIRST windows, then twice as long
+        files' sizes) moves its rate by more than an arm's gain. Now and
+        then the next windows run a neighbouring arm (the one on each side
+        in turn), a probe of PROBE_SECONDS (its own windows only: the arm's
+        older ones are stale): after PROBE_FIRST windows, then twice as long
         each time the probe loses (up to PROBE_MOST windows, and at most
-        PROBE_MOST_SECONDS of them: slow windows, 8 batches at a few
-        seconds each, had kept a wrong arm for minutes). A probe that wins
-        by GAIN is kept, and the next arm that way is tried at once. Ties
-        go to the local side: the local sweep alone is left only for 5%
-        more (LEAVE_LOCAL; Cachew's rule of thumb: keep a worker while it
-        helps by 7%). So with a cheap FX, whose workers cost the trainer
-        more than they save, they stay idle;
+        PROBE_MOST_SECONDS of them: slow windows, 8 batches at a few seconds
+        each, had kept a wrong arm for minutes). A probe that wins by GAIN
+        is kept, and the next arm that way is tried at once. Ties go to the
+        local side: the local sweep alone is left only for 5% more
+        (LEAVE_LOCAL; Cachew's rule of thumb: keep a worker while it helps
+        by 7%). So with a cheap FX, whose workers cost the trainer more than
+        they save, they stay idle;
       - epochs: what was learned (each arm's rate, the arm) is kept from
         epoch to epoch; a new epoch starts on the arm the last ended on,
         and a probe under way and the probes' count-down go on
@@ -136,10 +136,9 @@ class Governor:
         a worker count (`judging`), no probe starts, and the probes'
         count-down waits (at most PROBE_MOST_SECONDS of windows; a probe
         that won has its next tried once the trial is over): the
-        autoscaler measures no probe
-        window, so a probe in its trial only made the trial longer (a
-        climb log: 1-3 s a count), and a count is judged on the arm the
-        governor settled on;
+        autoscaler measures no probe window, so a probe in its trial
+        only made the trial longer (a climb log: 1-3 s a count), and a
+        count is judged on the arm the governor settled on;
     remote="always" keeps the cap at 1, remote="only" at 0, a number at
     that number (POLICIES, check_policy); a stall or the workers' end is
     handled as for those (`stalled`: the next window runs UNCAPPED;
