@@ -32,9 +32,10 @@ FILE_BYTES = 256 << 10
 
 
 def work(sizes, max_bytes=None):
-    """The work of files of `sizes` bytes read up to `max_bytes` (None: all)."""
+    """The work of files of `sizes` bytes read up to `max_bytes` (read_files'
+    bound: 0 reads nothing; None: all)."""
     sizes = np.asarray(sizes, np.float64)
-    if max_bytes is not None and max_bytes > 0:
+    if max_bytes is not None:
         sizes = np.minimum(sizes, max_bytes)
     return float(sizes.sum()) + FILE_BYTES * len(sizes)
 

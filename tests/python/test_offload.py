@@ -325,6 +325,7 @@ def test_offload_weighs_each_file_by_its_size_stated_once(tmp_path):
     assert off._work(everything) == work([0, 10, 1 << 20, 5000, 0])
     os.truncate(paths[2], 0)
     assert off._work(np.array([2, 3])) == work([1 << 20, 5000])
+    assert work([10, 5000], 0) == work([0, 0])  # max_bytes=0 reads nothing
 
 
 def test_the_governor_stays_local_unless_the_workers_pay_5_percent():
